@@ -1,0 +1,20 @@
+# memgate — the commands of the README. Each works on a fresh machine.
+.PHONY: run test build migrate neo4j-start neo4j-stop
+
+run:            ## the service with embedded defaults: local Neo4j, offline extractor
+	scripts/run
+
+test:           ## the whole suite against a real local Neo4j
+	scripts/test
+
+build:
+	go build -o memgate ./cmd/memgate
+
+migrate: build
+	./memgate migrate
+
+neo4j-start:
+	scripts/neo4j-local start
+
+neo4j-stop:
+	scripts/neo4j-local stop

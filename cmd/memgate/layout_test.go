@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/memgate/memgate"
+
+// allowedImports is the dependency direction of STYLE.md: which of memgate's packages
+// each package may import. cmd/memgate may import everything.
+var allowedImports = map[string][]string{
+	"graph":                      {},
+	"cypher":                     {},
+	"config":                     {},
+	"access":                     {"graph"},
+	"extract":                    {"graph"},
+	"graph/neo4jstore":           {"graph", "access", "cypher"},
+	"graph/neo4jstore/neo4jtest": {"graph", "graph/neo4jstore"},
+	"handlers":                   {"graph", "access", "extract"},
+}
+
+// thirdParty says which packages may import a module outside the standard library;
+// graph, cypher and access import the standard library only.
+var thirdParty = map[string][]string{
+	"config":                     {"github.com/spf13/viper", "github.com/go-viper/mapstructure", "gopkg.in/yaml.v3"},
+	"graph/neo4jstore":           {"github.com/neo4j/neo4j-go-driver"},
+	"graph/neo4jstore/neo4jtest": {"github.com/testcontainers/testcontainers-go"},
+	"handlers":                   {"github.com/labstack/echo"},
+	"extract":                    {"github.com/sashabaranov/go-openai"},
+}
+
+func TestLayout_DependencyDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if pkg == "cmd/memgate" {
+			continue
+		}
+		allowed, known := allowedImports[pkg]
+		if !known {
+			t.Errorf("package %s is not in the layout table; add it with the imports it may have", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			switch {
+			case strings.HasPrefix(imp, module+"/"):
+				target := strings.TrimPrefix(imp, module+"/")
+				if !contains(allowed, target) {
+					t.Errorf("%s imports %s; it may import only %v", pkg, target, allowed)
+				}
+			case strings.Contains(strings.Split(imp, "/")[0], "."):
+				if !hasPrefixIn(thirdParty[pkg], imp) {
+					t.Errorf("%s imports %s; it may import only %v outside the standard library", pkg, imp, thirdParty[pkg])
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixIn(prefixes []string, s string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

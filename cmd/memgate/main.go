@@ -1,0 +1,157 @@
+// Command memgate runs the memgate service and its operator commands. This package
+// wires the pieces together and holds no logic of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/memgate/memgate/config"
+	"github.com/memgate/memgate/cypher"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; otherwise the VCS
+// revision is used.
+var version = ""
+
+const usage = `memgate — long-term memory for AI agents, with access control
+
+Usage:
+  memgate serve   [--config FILE]   run the HTTP service
+  memgate migrate [--config FILE]   apply the Neo4j schema and exit
+  memgate config  [--config FILE]   print the effective configuration (secrets masked)
+  memgate version                   print the version
+
+Configuration: memgate.yaml (or --config FILE) and MEMGATE_* environment variables.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one subcommand and returns the process exit code: 0 on success, 1 when
+// the command failed, 2 for a usage or configuration error.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, rest := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML configuration file")
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "memgate %s: unexpected arguments %v\n", cmd, fs.Args())
+		return 2
+	}
+
+	if cmd == "version" {
+		fmt.Fprintf(stdout, "memgate %s (schema %d)\n", buildVersion(), cypher.SchemaVersion())
+		return 0
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "memgate: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg.Log, stderr)
+
+	switch cmd {
+	case "config":
+		out, err := cfg.Redacted().YAML()
+		if err != nil {
+			fmt.Fprintf(stderr, "memgate: %v\n", err)
+			return 1
+		}
+		_, _ = stdout.Write(out)
+		return 0
+	case "migrate":
+		return exitCode(log, migrate(cfg, log))
+	case "serve":
+		return exitCode(log, serve(cfg, log))
+	default:
+		fmt.Fprintf(stderr, "memgate: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+func exitCode(log *slog.Logger, err error) int {
+	if err != nil {
+		log.Error("memgate failed", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+func serve(cfg *config.Config, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	m := NewMain(cfg, log)
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	var fatal error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", "signal")
+	case fatal = <-m.Fatal():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	return errors.Join(fatal, m.Close(shutdownCtx))
+}
+
+func migrate(cfg *config.Config, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	db, err := openDB(cfg, log)
+	if err != nil {
+		return err
+	}
+	err = db.Migrate(ctx, cfg.Embedder.Dimensions)
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelClose()
+	return errors.Join(err, db.Close(closeCtx))
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return "dev"
+}

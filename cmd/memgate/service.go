@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/config"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
+	"github.com/memgate/memgate/handlers"
+)
+
+// Main is the running service: configuration, the store and the HTTP server. Tests
+// start it on 127.0.0.1:0 and read Addr.
+type Main struct {
+	Config *config.Config
+	Log    *slog.Logger
+	DB     *neo4jstore.DB
+
+	server   *http.Server
+	listener net.Listener
+	fatal    chan error
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func NewMain(cfg *config.Config, log *slog.Logger) *Main {
+	return &Main{Config: cfg, Log: log, fatal: make(chan error, 2)}
+}
+
+// Open connects the pieces and starts serving. It returns once the listener is bound;
+// Neo4j need not be up yet (readyz says when it is).
+func (m *Main) Open(ctx context.Context) error {
+	cfg := m.Config
+	keys, err := access.NewKeyring(hostKeys(cfg.Auth.Keys))
+	if err != nil {
+		return err
+	}
+	if m.DB, err = openDB(cfg, m.Log); err != nil {
+		return err
+	}
+	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if cfg.Neo4j.MigrateOnStart {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.migrateUntilDone(ctx)
+		}()
+	}
+
+	e := handlers.New(handlers.Deps{
+		Log: m.Log, Keys: keys, Ready: m.DB, BodyLimit: cfg.Server.BodyLimit,
+		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(),
+	})
+	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+	}
+	m.server = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		ReadTimeout:       cfg.Server.ReadTimeout,
+		WriteTimeout:      cfg.Server.WriteTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	if keys.DevMode() {
+		m.Log.Warn("DEV MODE: no host keys configured; every request is treated as a trusted admin host. Listening on loopback only.",
+			"addr", m.listener.Addr().String())
+	}
+	m.Log.Info("memgate listening", "addr", m.listener.Addr().String(), "version", buildVersion(),
+		"neo4j_uri", cfg.Neo4j.URI, "llm_provider", cfg.LLM.Provider, "embedder_provider", cfg.Embedder.Provider)
+	go func() {
+		if err := m.server.Serve(m.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.fatal <- fmt.Errorf("http server: %w", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Fatal delivers an error after which the service cannot go on.
+func (m *Main) Fatal() <-chan error { return m.fatal }
+
+// Close stops accepting requests, lets the ones in flight finish within ctx, stops the
+// background work and closes the store.
+func (m *Main) Close(ctx context.Context) error {
+	var errs []error
+	if m.server != nil {
+		errs = append(errs, m.server.Shutdown(ctx))
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.wg.Wait()
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// migrateUntilDone applies the schema, retrying while Neo4j is unavailable (the
+// service may start before its database). Any other failure, such as a vector
+// dimension that does not match the existing index, stops the service.
+func (m *Main) migrateUntilDone(ctx context.Context) {
+	delay := time.Second
+	for {
+		attemptCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := m.DB.Migrate(attemptCtx, m.Config.Embedder.Dimensions)
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case ctx.Err() != nil:
+			return
+		case graph.ErrorCode(err) != graph.EUNAVAILABLE:
+			m.fatal <- fmt.Errorf("schema migration: %w", err)
+			return
+		}
+		m.Log.Warn("schema migration waits for neo4j", "error", err.Error(), "retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 15*time.Second)
+	}
+}
+
+func openDB(cfg *config.Config, log *slog.Logger) (*neo4jstore.DB, error) {
+	return neo4jstore.Open(neo4jstore.Options{
+		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, ConnectTimeout: cfg.Neo4j.ConnectTimeout,
+	}, log)
+}
+
+func hostKeys(keys []config.HostKey) []access.KeySpec {
+	out := make([]access.KeySpec, len(keys))
+	for i, k := range keys {
+		out[i] = access.KeySpec{Name: k.Name, SHA256: k.SHA256, Trusted: k.Trusted, Admin: k.Admin}
+	}
+	return out
+}

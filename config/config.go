@@ -1,0 +1,442 @@
+// Package config loads memgate's configuration from a YAML file and MEMGATE_*
+// environment variables. It is the only package that imports viper.
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is memgate's effective configuration. Every key has a default (see
+// defaults), so an empty file is a valid configuration for local development.
+type Config struct {
+	Server   Server   `yaml:"server"`
+	Log      Log      `yaml:"log"`
+	Neo4j    Neo4j    `yaml:"neo4j"`
+	Auth     Auth     `yaml:"auth"`
+	LLM      LLM      `yaml:"llm"`
+	Embedder Embedder `yaml:"embedder"`
+	Memory   Memory   `yaml:"memory"`
+	Ingest   Ingest   `yaml:"ingest"`
+}
+
+type Server struct {
+	Addr              string        `yaml:"addr"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	HandlerTimeout    time.Duration `yaml:"handler_timeout"`
+	ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
+	BodyLimit         string        `yaml:"body_limit"`
+}
+
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+type Neo4j struct {
+	URI            string        `yaml:"uri"`
+	User           string        `yaml:"user"`
+	Password       string        `yaml:"password"`
+	Database       string        `yaml:"database"`
+	MaxPoolSize    int           `yaml:"max_pool_size"`
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// MigrateOnStart applies the schema when serve starts and keeps retrying in the
+	// background while Neo4j cannot be reached.
+	MigrateOnStart bool `yaml:"migrate_on_start"`
+}
+
+// Auth lists the host keys. No keys means dev mode: loopback only, every request
+// treated as coming from a trusted admin host.
+type Auth struct {
+	Keys []HostKey `yaml:"keys"`
+}
+
+// HostKey is one API key a host presents as "Authorization: Bearer <key>". Only the
+// SHA-256 of the key is configured, never the key itself.
+type HostKey struct {
+	Name    string `yaml:"name"`
+	SHA256  string `yaml:"sha256"`
+	Trusted bool   `yaml:"trusted"`
+	Admin   bool   `yaml:"admin"`
+}
+
+type LLM struct {
+	Provider       string        `yaml:"provider"`
+	BaseURL        string        `yaml:"base_url"`
+	APIKey         string        `yaml:"api_key"`
+	Model          string        `yaml:"model"`
+	Timeout        time.Duration `yaml:"timeout"`
+	MaxConcurrency int           `yaml:"max_concurrency"`
+	MaxRetries     int           `yaml:"max_retries"`
+}
+
+type Embedder struct {
+	Provider   string        `yaml:"provider"`
+	BaseURL    string        `yaml:"base_url"`
+	APIKey     string        `yaml:"api_key"`
+	Model      string        `yaml:"model"`
+	Dimensions int           `yaml:"dimensions"`
+	Timeout    time.Duration `yaml:"timeout"`
+}
+
+type Memory struct {
+	DefaultVisibility string `yaml:"default_visibility"`
+	AllowPrivate      bool   `yaml:"allow_private"`
+	RefuseCredentials bool   `yaml:"refuse_credentials"`
+	MaxContentBytes   int    `yaml:"max_content_bytes"`
+	BatchMaxItems     int    `yaml:"batch_max_items"`
+	PageSizeDefault   int    `yaml:"page_size_default"`
+	PageSizeMax       int    `yaml:"page_size_max"`
+}
+
+type Ingest struct {
+	Workers     int           `yaml:"workers"`
+	Lease       time.Duration `yaml:"lease"`
+	MaxAttempts int           `yaml:"max_attempts"`
+	Backoff     time.Duration `yaml:"backoff"`
+}
+
+// Provider names.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderHeuristic = "heuristic"
+	ProviderHashing   = "hashing"
+)
+
+// defaults holds every key and its default; a key missing here cannot be set from
+// the environment, so keep it complete.
+var defaults = map[string]any{
+	"server.addr":                "127.0.0.1:8080",
+	"server.read_header_timeout": "5s",
+	"server.read_timeout":        "30s",
+	"server.write_timeout":       "60s",
+	"server.idle_timeout":        "120s",
+	"server.handler_timeout":     "30s",
+	"server.shutdown_timeout":    "20s",
+	"server.body_limit":          "2M",
+	"log.level":                  "info",
+	"log.format":                 "json",
+	"neo4j.uri":                  "bolt://127.0.0.1:7687",
+	"neo4j.user":                 "neo4j",
+	"neo4j.password":             "",
+	"neo4j.database":             "neo4j",
+	"neo4j.max_pool_size":        50,
+	"neo4j.connect_timeout":      "5s",
+	"neo4j.migrate_on_start":     true,
+	"auth.keys":                  []map[string]any{},
+	"llm.provider":               "",
+	"llm.base_url":               "",
+	"llm.api_key":                "",
+	"llm.model":                  "gpt-4o-mini",
+	"llm.timeout":                "60s",
+	"llm.max_concurrency":        4,
+	"llm.max_retries":            4,
+	"embedder.provider":          "",
+	"embedder.base_url":          "",
+	"embedder.api_key":           "",
+	"embedder.model":             "text-embedding-3-small",
+	"embedder.dimensions":        0,
+	"embedder.timeout":           "30s",
+	"memory.default_visibility":  "private",
+	"memory.allow_private":       true,
+	"memory.refuse_credentials":  true,
+	"memory.max_content_bytes":   256 << 10,
+	"memory.batch_max_items":     10,
+	"memory.page_size_default":   20,
+	"memory.page_size_max":       100,
+	"ingest.workers":             4,
+	"ingest.lease":               "2m",
+	"ingest.max_attempts":        5,
+	"ingest.backoff":             "2s",
+}
+
+// Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it
+// exists), applies MEMGATE_* environment variables over it, fills the derived defaults
+// and validates the result.
+func Load(path string) (*Config, error) {
+	v := viper.New()
+	for key, value := range defaults {
+		v.SetDefault(key, value)
+	}
+	v.SetEnvPrefix("MEMGATE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+
+	if path == "" {
+		if _, err := os.Stat("memgate.yaml"); err == nil {
+			path = "memgate.yaml"
+		}
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("config: read %s: %w", path, err)
+		}
+		if err := unknownKeys(v); err != nil {
+			return nil, err
+		}
+	}
+
+	var c Config
+	if err := v.Unmarshal(&c, func(dc *mapstructure.DecoderConfig) { dc.TagName = "yaml" }); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c.fillDerived()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// unknownKeys refuses keys the file sets that memgate does not know: a typo must not
+// silently fall back to a default.
+func unknownKeys(v *viper.Viper) error {
+	var unknown []string
+	for _, key := range v.AllKeys() {
+		if _, ok := defaults[key]; ok {
+			continue
+		}
+		if strings.HasPrefix(key, "auth.keys") {
+			continue
+		}
+		unknown = append(unknown, key)
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("config: unknown keys: %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// fillDerived resolves the defaults that depend on other keys.
+func (c *Config) fillDerived() {
+	if c.LLM.Provider == "" {
+		c.LLM.Provider = ProviderHeuristic
+		if c.LLM.BaseURL != "" || c.LLM.APIKey != "" {
+			c.LLM.Provider = ProviderOpenAI
+		}
+	}
+	if c.Embedder.Provider == "" {
+		c.Embedder.Provider = ProviderHashing
+		if c.Embedder.BaseURL != "" || c.Embedder.APIKey != "" {
+			c.Embedder.Provider = ProviderOpenAI
+		}
+	}
+	if c.Embedder.Dimensions == 0 {
+		c.Embedder.Dimensions = 256
+		if c.Embedder.Provider == ProviderOpenAI {
+			c.Embedder.Dimensions = 1536
+		}
+	}
+	c.Log.Level = strings.ToLower(c.Log.Level)
+	c.Log.Format = strings.ToLower(c.Log.Format)
+}
+
+// Validate checks every key and reports all problems at once, each naming its key.
+func (c *Config) Validate() error {
+	var problems []string
+	add := func(key, format string, args ...any) {
+		problems = append(problems, key+": "+fmt.Sprintf(format, args...))
+	}
+
+	host, _, err := net.SplitHostPort(c.Server.Addr)
+	if err != nil {
+		add("server.addr", "%q is not host:port (%v)", c.Server.Addr, err)
+	} else if len(c.Auth.Keys) == 0 && !IsLoopback(host) {
+		add("server.addr", "%q is not a loopback address and auth.keys is empty; configure host keys or bind to 127.0.0.1", c.Server.Addr)
+	}
+	for key, d := range map[string]time.Duration{
+		"server.read_header_timeout": c.Server.ReadHeaderTimeout,
+		"server.read_timeout":        c.Server.ReadTimeout,
+		"server.write_timeout":       c.Server.WriteTimeout,
+		"server.handler_timeout":     c.Server.HandlerTimeout,
+		"server.shutdown_timeout":    c.Server.ShutdownTimeout,
+		"neo4j.connect_timeout":      c.Neo4j.ConnectTimeout,
+		"llm.timeout":                c.LLM.Timeout,
+		"embedder.timeout":           c.Embedder.Timeout,
+		"ingest.lease":               c.Ingest.Lease,
+	} {
+		if d <= 0 {
+			add(key, "must be a positive duration such as 5s, got %v", d)
+		}
+	}
+	if _, err := ParseBytes(c.Server.BodyLimit); err != nil {
+		add("server.body_limit", "%v", err)
+	}
+
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add("log.level", "unknown level %q; use debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "text":
+	default:
+		add("log.format", "unknown format %q; use json or text", c.Log.Format)
+	}
+
+	if u, err := url.Parse(c.Neo4j.URI); err != nil || u.Host == "" {
+		add("neo4j.uri", "%q is not a URI such as bolt://127.0.0.1:7687", c.Neo4j.URI)
+	} else {
+		switch u.Scheme {
+		case "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc":
+		default:
+			add("neo4j.uri", "scheme %q is not one of bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc", u.Scheme)
+		}
+	}
+	if c.Neo4j.Database == "" {
+		add("neo4j.database", "must not be empty")
+	}
+	if c.Neo4j.MaxPoolSize < 1 {
+		add("neo4j.max_pool_size", "must be at least 1, got %d", c.Neo4j.MaxPoolSize)
+	}
+
+	names := map[string]bool{}
+	hashes := map[string]bool{}
+	for i, k := range c.Auth.Keys {
+		key := fmt.Sprintf("auth.keys[%d]", i)
+		if k.Name == "" {
+			add(key+".name", "must not be empty")
+		} else if names[k.Name] {
+			add(key+".name", "%q is used by another key", k.Name)
+		}
+		names[k.Name] = true
+		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
+			add(key+".sha256", "must be the 64-character hex SHA-256 of the key")
+		} else if hashes[strings.ToLower(k.SHA256)] {
+			add(key+".sha256", "the same key is configured twice")
+		}
+		hashes[strings.ToLower(k.SHA256)] = true
+	}
+
+	checkProvider := func(key, provider, offline, baseURL string) {
+		switch provider {
+		case ProviderOpenAI:
+			if baseURL != "" {
+				if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					add(strings.TrimSuffix(key, "provider")+"base_url", "%q is not an http(s) URL", baseURL)
+				}
+			}
+		case offline:
+		default:
+			add(key, "unknown provider %q; use %s or %s", provider, ProviderOpenAI, offline)
+		}
+	}
+	checkProvider("llm.provider", c.LLM.Provider, ProviderHeuristic, c.LLM.BaseURL)
+	checkProvider("embedder.provider", c.Embedder.Provider, ProviderHashing, c.Embedder.BaseURL)
+	if c.LLM.MaxConcurrency < 1 {
+		add("llm.max_concurrency", "must be at least 1, got %d", c.LLM.MaxConcurrency)
+	}
+	if c.LLM.MaxRetries < 0 {
+		add("llm.max_retries", "must not be negative, got %d", c.LLM.MaxRetries)
+	}
+	if c.Embedder.Dimensions < 1 || c.Embedder.Dimensions > 4096 {
+		add("embedder.dimensions", "must be between 1 and 4096, got %d", c.Embedder.Dimensions)
+	}
+
+	switch c.Memory.DefaultVisibility {
+	case "private", "public":
+		if c.Memory.DefaultVisibility == "private" && !c.Memory.AllowPrivate {
+			add("memory.default_visibility", "is private but memory.allow_private is false")
+		}
+	default:
+		add("memory.default_visibility", "unknown visibility %q; use private or public", c.Memory.DefaultVisibility)
+	}
+	positive := map[string]int{
+		"memory.max_content_bytes": c.Memory.MaxContentBytes,
+		"memory.batch_max_items":   c.Memory.BatchMaxItems,
+		"memory.page_size_default": c.Memory.PageSizeDefault,
+		"memory.page_size_max":     c.Memory.PageSizeMax,
+		"ingest.workers":           c.Ingest.Workers,
+		"ingest.max_attempts":      c.Ingest.MaxAttempts,
+	}
+	for key, n := range positive {
+		if n < 1 {
+			add(key, "must be at least 1, got %d", n)
+		}
+	}
+	if c.Memory.PageSizeDefault > c.Memory.PageSizeMax {
+		add("memory.page_size_default", "%d is above memory.page_size_max %d", c.Memory.PageSizeDefault, c.Memory.PageSizeMax)
+	}
+	if c.Ingest.Backoff < 0 {
+		add("ingest.backoff", "must not be negative, got %v", c.Ingest.Backoff)
+	}
+
+	if len(problems) == 0 {
+		return nil
+	}
+	sort.Strings(problems)
+	return errors.New("config: invalid:\n  " + strings.Join(problems, "\n  "))
+}
+
+// IsLoopback reports whether host (a name or an IP, no port) is the loopback
+// interface. An empty host means every interface, which is not loopback.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ParseBytes parses a size such as 512K, 2M or 1048576 into bytes.
+func ParseBytes(s string) (int64, error) {
+	orig := s
+	s = strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	var n int64
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n <= 0 || fmt.Sprint(n) != s {
+		return 0, fmt.Errorf("%q is not a size such as 512K or 2M", orig)
+	}
+	return n * mult, nil
+}
+
+// Redacted returns a copy safe to print: passwords and API keys are masked, host key
+// hashes shortened.
+func (c *Config) Redacted() *Config {
+	r := *c
+	mask := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "********"
+	}
+	r.Neo4j.Password = mask(c.Neo4j.Password)
+	r.LLM.APIKey = mask(c.LLM.APIKey)
+	r.Embedder.APIKey = mask(c.Embedder.APIKey)
+	r.Auth.Keys = make([]HostKey, len(c.Auth.Keys))
+	for i, k := range c.Auth.Keys {
+		if len(k.SHA256) > 8 {
+			k.SHA256 = k.SHA256[:8] + "…"
+		}
+		r.Auth.Keys[i] = k
+	}
+	return &r
+}
+
+// YAML renders c as YAML, the format Load reads.
+func (c *Config) YAML() ([]byte, error) {
+	return yaml.Marshal(c)
+}

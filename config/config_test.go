@@ -1,0 +1,204 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/config"
+)
+
+// load writes yaml to a file (none when empty) and loads it with env set.
+func load(t *testing.T, yaml string, env map[string]string) (*config.Config, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	path := ""
+	if yaml != "" {
+		path = filepath.Join(t.TempDir(), "memgate.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return config.Load(path)
+}
+
+func TestLoad_Defaults(t *testing.T) {
+	t.Chdir(t.TempDir()) // no memgate.yaml here
+	c, err := load(t, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]any{
+		"server.addr":               {c.Server.Addr, "127.0.0.1:8080"},
+		"neo4j.uri":                 {c.Neo4j.URI, "bolt://127.0.0.1:7687"},
+		"neo4j.user":                {c.Neo4j.User, "neo4j"},
+		"neo4j.database":            {c.Neo4j.Database, "neo4j"},
+		"llm.provider":              {c.LLM.Provider, "heuristic"},
+		"embedder.provider":         {c.Embedder.Provider, "hashing"},
+		"embedder.dimensions":       {c.Embedder.Dimensions, 256},
+		"memory.default_visibility": {c.Memory.DefaultVisibility, "private"},
+		"memory.batch_max_items":    {c.Memory.BatchMaxItems, 10},
+		"auth.keys":                 {len(c.Auth.Keys), 0},
+	}
+	for key, pair := range checks {
+		if pair[0] != pair[1] {
+			t.Errorf("%s = %v, want %v", key, pair[0], pair[1])
+		}
+	}
+}
+
+func TestLoad_EnvOverridesFile(t *testing.T) {
+	c, err := load(t, `
+server:
+  addr: 127.0.0.1:9000
+neo4j:
+  uri: bolt://db.internal:7687
+  password: from-file
+memory:
+  default_visibility: public
+`, map[string]string{
+		"MEMGATE_NEO4J_URI":           "neo4j+s://cluster.example:7687",
+		"MEMGATE_NEO4J_DATABASE":      "memories",
+		"MEMGATE_LLM_BASE_URL":        "http://127.0.0.1:11434/v1",
+		"MEMGATE_EMBEDDER_API_KEY":    "sk-test",
+		"MEMGATE_EMBEDDER_DIMENSIONS": "768",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Addr != "127.0.0.1:9000" {
+		t.Errorf("server.addr = %q, want the file's value", c.Server.Addr)
+	}
+	if c.Neo4j.URI != "neo4j+s://cluster.example:7687" || c.Neo4j.Database != "memories" {
+		t.Errorf("neo4j = %s/%s, want the environment's values", c.Neo4j.URI, c.Neo4j.Database)
+	}
+	if c.Neo4j.Password != "from-file" {
+		t.Errorf("neo4j.password = %q, want the file's value", c.Neo4j.Password)
+	}
+	if c.LLM.Provider != "openai" || c.Embedder.Provider != "openai" {
+		t.Errorf("providers = %s/%s, want openai when a base URL or key is set", c.LLM.Provider, c.Embedder.Provider)
+	}
+	if c.Embedder.Dimensions != 768 {
+		t.Errorf("embedder.dimensions = %d, want 768", c.Embedder.Dimensions)
+	}
+	if c.Memory.DefaultVisibility != "public" {
+		t.Errorf("memory.default_visibility = %q, want public", c.Memory.DefaultVisibility)
+	}
+}
+
+func TestLoad_HostKeys(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	c, err := load(t, `
+server:
+  addr: 0.0.0.0:8080
+auth:
+  keys:
+    - name: agent-host
+      sha256: "`+hash+`"
+      trusted: true
+    - name: ops
+      sha256: "`+strings.Repeat("cd", 32)+`"
+      trusted: true
+      admin: true
+`, nil)
+	if err != nil {
+		t.Fatalf("a non-loopback address with keys must load: %v", err)
+	}
+	if len(c.Auth.Keys) != 2 || c.Auth.Keys[0].Name != "agent-host" || !c.Auth.Keys[1].Admin || c.Auth.Keys[0].Admin {
+		t.Fatalf("auth.keys = %+v", c.Auth.Keys)
+	}
+	out, err := c.Redacted().YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), hash) {
+		t.Errorf("printed configuration contains a full key hash:\n%s", out)
+	}
+}
+
+func TestRedacted_MasksSecrets(t *testing.T) {
+	c, err := load(t, "", map[string]string{
+		"MEMGATE_NEO4J_PASSWORD":   "neo4j-secret-pw",
+		"MEMGATE_LLM_API_KEY":      "sk-llm-secret",
+		"MEMGATE_EMBEDDER_API_KEY": "sk-emb-secret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Redacted().YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"neo4j-secret-pw", "sk-llm-secret", "sk-emb-secret"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("printed configuration contains %q:\n%s", secret, out)
+		}
+	}
+	if c.Neo4j.Password != "neo4j-secret-pw" {
+		t.Error("Redacted changed the original configuration")
+	}
+}
+
+func TestLoad_ErrInvalid(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		want string // the key the message must name
+	}{
+		{"LogLevel", "", map[string]string{"MEMGATE_LOG_LEVEL": "verbose"}, "log.level"},
+		{"LogFormat", "log:\n  format: xml\n", nil, "log.format"},
+		{"URIMalformed", "", map[string]string{"MEMGATE_NEO4J_URI": "not a uri"}, "neo4j.uri"},
+		{"URIScheme", "", map[string]string{"MEMGATE_NEO4J_URI": "http://127.0.0.1:7474"}, "neo4j.uri"},
+		{"PublicWithoutKeys", "", map[string]string{"MEMGATE_SERVER_ADDR": "0.0.0.0:8080"}, "server.addr"},
+		{"AllInterfacesWithoutKeys", "", map[string]string{"MEMGATE_SERVER_ADDR": ":8080"}, "server.addr"},
+		{"AddrNoPort", "", map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1"}, "server.addr"},
+		{"UnknownKey", "neo4j:\n  url: bolt://x:7687\n", nil, "neo4j.url"},
+		{"Provider", "", map[string]string{"MEMGATE_LLM_PROVIDER": "anthropic"}, "llm.provider"},
+		{"EmbedderProvider", "", map[string]string{"MEMGATE_EMBEDDER_PROVIDER": "word2vec"}, "embedder.provider"},
+		{"BaseURL", "", map[string]string{"MEMGATE_LLM_BASE_URL": "ftp://x"}, "llm.base_url"},
+		{"Visibility", "", map[string]string{"MEMGATE_MEMORY_DEFAULT_VISIBILITY": "team"}, "memory.default_visibility"},
+		{"PrivateDisallowed", "memory:\n  allow_private: false\n", nil, "memory.default_visibility"},
+		{"Timeout", "server:\n  handler_timeout: 0s\n", nil, "server.handler_timeout"},
+		{"BodyLimit", "server:\n  body_limit: lots\n", nil, "server.body_limit"},
+		{"PageSize", "memory:\n  page_size_default: 500\n", nil, "memory.page_size_default"},
+		{"Dimensions", "", map[string]string{"MEMGATE_EMBEDDER_DIMENSIONS": "99999"}, "embedder.dimensions"},
+		{"KeyHash", "auth:\n  keys:\n    - name: k\n      sha256: nothex\n", nil, "auth.keys[0].sha256"},
+		{"KeyName", "auth:\n  keys:\n    - sha256: \"" + strings.Repeat("ab", 32) + "\"\n", nil, "auth.keys[0].name"},
+		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, tc.env)
+			if err == nil {
+				t.Fatal("loaded; want an error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not name %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoad_ErrMissingFile(t *testing.T) {
+	if _, err := config.Load(filepath.Join(t.TempDir(), "absent.yaml")); err == nil {
+		t.Fatal("loading a missing file succeeded")
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	ok := map[string]int64{"1": 1, "512K": 512 << 10, "2M": 2 << 20, "1g": 1 << 30}
+	for in, want := range ok {
+		if got, err := config.ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1K", "2MB", "1.5M", "M", "12x"} {
+		if _, err := config.ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) succeeded", in)
+		}
+	}
+}

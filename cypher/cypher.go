@@ -1,0 +1,113 @@
+// Package cypher holds memgate's query text: one query per .cypher file, embedded in
+// the binary, and the schema migrations under schema/. Values never appear in the
+// text; every query takes them as $parameters.
+package cypher
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed *.cypher schema/*.cypher
+var files embed.FS
+
+// Queries is a set of named queries, loaded once at start.
+type Queries map[string]string
+
+// Load returns the named queries (file names without .cypher). A missing or empty file
+// is an error, so a typo in a query name fails start-up rather than a request.
+func Load(names ...string) (Queries, error) {
+	q := make(Queries, len(names))
+	for _, name := range names {
+		b, err := files.ReadFile(name + ".cypher")
+		if err != nil {
+			return nil, fmt.Errorf("cypher: query %q: %w", name, err)
+		}
+		text := strings.TrimSpace(stripComments(string(b)))
+		if text == "" {
+			return nil, fmt.Errorf("cypher: query %q is empty", name)
+		}
+		q[name] = text
+	}
+	return q, nil
+}
+
+// Get returns the text of a query that Load returned. Asking for one it did not load
+// is a programming error.
+func (q Queries) Get(name string) string {
+	text, ok := q[name]
+	if !ok {
+		panic("cypher: query " + name + " was not loaded")
+	}
+	return text
+}
+
+// Migration is one numbered schema file, schema/NNN_name.cypher: statements separated
+// by ";" at the end of a line, each idempotent (IF NOT EXISTS).
+type Migration struct {
+	Version    int
+	Name       string
+	Statements []string
+}
+
+// Migrations returns the schema migrations in version order.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(files, "schema")
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".cypher")
+		num, rest, ok := strings.Cut(name, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version < 1 {
+			return nil, fmt.Errorf("cypher: schema file %s is not named NNN_name.cypher", e.Name())
+		}
+		b, err := files.ReadFile(path.Join("schema", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		m := Migration{Version: version, Name: rest}
+		for _, stmt := range strings.Split(stripComments(string(b)), ";\n") {
+			if stmt = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(stmt), ";")); stmt != "" {
+				m.Statements = append(m.Statements, stmt)
+			}
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	for i := range out {
+		if out[i].Version != i+1 {
+			return nil, fmt.Errorf("cypher: schema versions must run 1, 2, 3, ...; found %d at position %d", out[i].Version, i+1)
+		}
+	}
+	return out, nil
+}
+
+// SchemaVersion is the version the embedded migrations bring the database to.
+func SchemaVersion() int {
+	m, err := Migrations()
+	if err != nil || len(m) == 0 {
+		return 0
+	}
+	return m[len(m)-1].Version
+}
+
+// stripComments drops whole-line // comments.
+func stripComments(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

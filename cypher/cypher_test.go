@@ -1,0 +1,44 @@
+package cypher_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/cypher"
+)
+
+func TestLoad(t *testing.T) {
+	q, err := cypher.Load("schema_version_get")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := q.Get("schema_version_get"); strings.Contains(text, "//") || !strings.Contains(text, "MemgateSchema") {
+		t.Fatalf("query text = %q, want the statement without comments", text)
+	}
+}
+
+func TestLoad_ErrMissing(t *testing.T) {
+	if _, err := cypher.Load("schema_version_get", "no_such_query"); err == nil || !strings.Contains(err.Error(), "no_such_query") {
+		t.Fatalf("Load of a missing query = %v, want an error naming it", err)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ms, err := cypher.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 || cypher.SchemaVersion() != ms[len(ms)-1].Version {
+		t.Fatalf("SchemaVersion %d does not match the migrations %+v", cypher.SchemaVersion(), ms)
+	}
+	for _, m := range ms {
+		for _, stmt := range m.Statements {
+			if !strings.Contains(stmt, "IF NOT EXISTS") {
+				t.Errorf("%03d_%s: statement is not idempotent: %s", m.Version, m.Name, stmt)
+			}
+			if strings.Contains(stmt, ";") {
+				t.Errorf("%03d_%s: statement was not split: %s", m.Version, m.Name, stmt)
+			}
+		}
+	}
+}

@@ -1,0 +1,3 @@
+// The schema version recorded by the last successful migration.
+MATCH (s:MemgateSchema {id: 'memgate'})
+RETURN s.version AS version

@@ -1,0 +1,117 @@
+// Package neo4jstore implements graph's store interfaces on Neo4j. It is the only
+// package that imports the Neo4j driver; query text comes from package cypher.
+package neo4jstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	neo4jconfig "github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+
+	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+)
+
+// Options says how to reach Neo4j.
+type Options struct {
+	URI            string
+	User           string
+	Password       string // empty: no authentication (the local launcher runs without)
+	Database       string
+	MaxPoolSize    int
+	ConnectTimeout time.Duration
+}
+
+// DB is a handle on one Neo4j database: the driver, the loaded queries and a logger.
+// It is safe for concurrent use.
+type DB struct {
+	driver   neo4j.DriverWithContext
+	database string
+	queries  cypher.Queries
+	log      *slog.Logger
+}
+
+// queryNames lists every query file this package runs; Open fails when one is missing.
+var queryNames = []string{
+	"schema_version_get",
+	"schema_version_set",
+	"schema_vector_dimensions",
+}
+
+// Open creates the driver and loads the queries. It does not wait for Neo4j: a
+// service may start before its database and become ready when the database does.
+func Open(opts Options, log *slog.Logger) (*DB, error) {
+	queries, err := cypher.Load(queryNames...)
+	if err != nil {
+		return nil, err
+	}
+	auth := neo4j.NoAuth()
+	if opts.Password != "" {
+		auth = neo4j.BasicAuth(opts.User, opts.Password, "")
+	}
+	driver, err := neo4j.NewDriverWithContext(opts.URI, auth, func(c *neo4jconfig.Config) {
+		if opts.MaxPoolSize > 0 {
+			c.MaxConnectionPoolSize = opts.MaxPoolSize
+		}
+		if opts.ConnectTimeout > 0 {
+			c.SocketConnectTimeout = opts.ConnectTimeout
+			c.ConnectionAcquisitionTimeout = opts.ConnectTimeout
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neo4j: %w", err)
+	}
+	// The driver sets up its dialer lazily on the first connection attempt, and two
+	// first attempts at once race on it (go test -race reports it). One attempt here,
+	// before anything else can use the driver, settles it; whether Neo4j answers does
+	// not matter yet.
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.ConnectTimeout, time.Second))
+	_ = driver.VerifyConnectivity(ctx)
+	cancel()
+	return &DB{driver: driver, database: opts.Database, queries: queries, log: log}, nil
+}
+
+// Close closes the driver within ctx's deadline.
+func (db *DB) Close(ctx context.Context) error {
+	return db.driver.Close(ctx)
+}
+
+// run executes one named query in a managed transaction (retried by the driver on
+// transient errors) and returns its records.
+func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := neo4j.ExecuteQuery(ctx, db.driver, db.queries.Get(name), params,
+		neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database),
+		routing(mode))
+	if err != nil {
+		return nil, db.storeError(name, err)
+	}
+	return res.Records, nil
+}
+
+// routing sends reads to readers and writes to the leader on a cluster (neo4j://).
+func routing(mode neo4j.AccessMode) neo4j.ExecuteQueryConfigurationOption {
+	if mode == neo4j.AccessModeRead {
+		return neo4j.ExecuteQueryWithReadersRouting()
+	}
+	return neo4j.ExecuteQueryWithWritersRouting()
+}
+
+// storeError turns a driver error into a graph.Error: unreachable database and
+// expired deadlines are EUNAVAILABLE (the client may retry), the rest EINTERNAL.
+// The driver's text stays in the wrapped error for the logs.
+func (db *DB) storeError(query string, err error) error {
+	var ge *graph.Error
+	if errors.As(err, &ge) {
+		return err
+	}
+	if neo4j.IsConnectivityError(err) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled) || neo4j.IsTransactionExecutionLimit(err) {
+		return graph.Wrap(graph.EUNAVAILABLE, fmt.Errorf("query %s: %w", query, err), "the database is unavailable; retry later")
+	}
+	return graph.Wrap(graph.EINTERNAL, fmt.Errorf("query %s: %w", query, err), "internal error")
+}

@@ -1,0 +1,122 @@
+// Package neo4jtest gives integration tests a real Neo4j: the one named by
+// MEMGATE_TEST_NEO4J_URI (make test starts the local launcher and sets it), else a
+// neo4j:5.26 container through testcontainers when Docker is available. Without
+// either, tests fail with instructions; they never pass by skipping.
+package neo4jtest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/memgate/memgate/graph/neo4jstore"
+)
+
+// Dimensions is the embedding size test databases are migrated with (the hashing
+// embedder's default).
+const Dimensions = 256
+
+var (
+	once   sync.Once
+	uri    string
+	uriErr string
+)
+
+// URI returns the Bolt URI of the test database, starting a container on first use
+// when no URI is configured.
+func URI(tb testing.TB) string {
+	tb.Helper()
+	once.Do(func() { uri, uriErr = resolve() })
+	if uri == "" {
+		tb.Fatal(uriErr)
+	}
+	return uri
+}
+
+func resolve() (string, string) {
+	if u := os.Getenv("MEMGATE_TEST_NEO4J_URI"); u != "" {
+		return u, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	provider, err := testcontainers.NewDockerProvider()
+	if err == nil {
+		err = provider.Health(ctx)
+		_ = provider.Close()
+	}
+	if err != nil {
+		return "", "integration tests need a Neo4j 5.26 and none is configured: run `make test` " +
+			"(it starts the local Neo4j), or `scripts/neo4j-local start` and set " +
+			"MEMGATE_TEST_NEO4J_URI=bolt://127.0.0.1:7687, or make Docker available for testcontainers"
+	}
+	c, err := testcontainers.Run(ctx, "neo4j:5.26-community",
+		testcontainers.WithEnv(map[string]string{"NEO4J_AUTH": "none"}),
+		testcontainers.WithExposedPorts("7687/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForLog("Started.").WithStartupTimeout(2*time.Minute)))
+	if err != nil {
+		return "", "starting a Neo4j container failed: " + err.Error()
+	}
+	// The container lives as long as the test binary; testcontainers' reaper removes it.
+	endpoint, err := c.PortEndpoint(ctx, "7687/tcp", "bolt")
+	if err != nil {
+		return "", "reading the Neo4j container's port failed: " + err.Error()
+	}
+	return endpoint, ""
+}
+
+var (
+	migrateOnce sync.Once
+	migrateErr  error
+)
+
+// DB returns a store on the test database with the schema applied, closed when the
+// test ends. Tests isolate themselves with fresh random ids, never by wiping data.
+func DB(tb testing.TB) *neo4jstore.DB {
+	tb.Helper()
+	db, err := neo4jstore.Open(Options(tb), Logger(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = db.Close(ctx)
+	})
+	migrateOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		migrateErr = db.Migrate(ctx, Dimensions)
+	})
+	if migrateErr != nil {
+		tb.Fatalf("migrating the test database: %v", migrateErr)
+	}
+	return db
+}
+
+// Options returns connection options for the test database.
+func Options(tb testing.TB) neo4jstore.Options {
+	tb.Helper()
+	return neo4jstore.Options{URI: URI(tb), User: "neo4j", Database: "neo4j", MaxPoolSize: 20, ConnectTimeout: 5 * time.Second}
+}
+
+// Logger returns a slog logger writing to the test's log.
+func Logger(tb testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ tb testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.tb.Helper()
+	w.tb.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
+
+var _ io.Writer = testWriter{}

@@ -1,0 +1,87 @@
+package neo4jstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+)
+
+// Migrate applies every schema statement (each is idempotent) and records the schema
+// version. dimensions is the embedder's vector size; Migrate refuses to run when an
+// existing vector index was built for another size, since mixing sizes would break
+// every vector search.
+func (db *DB) Migrate(ctx context.Context, dimensions int) error {
+	migrations, err := cypher.Migrations()
+	if err != nil {
+		return err
+	}
+	existing, err := db.vectorDimensions(ctx)
+	if err != nil {
+		return err
+	}
+	for name, dims := range existing {
+		if dims != int64(dimensions) {
+			return graph.Errorf(graph.EINVALID,
+				"vector index %s was built for %d dimensions but embedder.dimensions is %d; "+
+					"drop the index (DROP INDEX %s) and re-embed, or set embedder.dimensions to %d",
+				name, dims, dimensions, name, dims)
+		}
+	}
+	for _, m := range migrations {
+		for i, stmt := range m.Statements {
+			// Schema commands run in auto-commit transactions; they cannot share a
+			// transaction with data writes.
+			if _, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, map[string]any{"dimensions": dimensions},
+				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+				return db.storeError(fmt.Sprintf("schema %03d_%s statement %d", m.Version, m.Name, i+1), err)
+			}
+		}
+	}
+	version := migrations[len(migrations)-1].Version
+	if _, err := db.run(ctx, neo4j.AccessModeWrite, "schema_version_set", map[string]any{"version": version}); err != nil {
+		return err
+	}
+	db.log.InfoContext(ctx, "schema applied", "schema_version", version, "vector_dimensions", dimensions)
+	return nil
+}
+
+func (db *DB) vectorDimensions(ctx context.Context) (map[string]int64, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "schema_vector_dimensions", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, r := range records {
+		name, _ := r.Get("name")
+		dims, _ := r.Get("dimensions")
+		if n, ok := dims.(int64); ok {
+			out[fmt.Sprint(name)] = n
+		}
+	}
+	return out, nil
+}
+
+// Ready reports whether the database answers and carries the current schema. The
+// error is EUNAVAILABLE with a reason an operator can act on.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.driver.VerifyConnectivity(ctx); err != nil {
+		return graph.Wrap(graph.EUNAVAILABLE, err, "neo4j is not reachable")
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "schema_version_get", nil)
+	if err != nil {
+		return graph.Wrap(graph.EUNAVAILABLE, err, "neo4j did not answer the schema check")
+	}
+	var have int64
+	if len(records) > 0 {
+		v, _ := records[0].Get("version")
+		have, _ = v.(int64)
+	}
+	if want := int64(cypher.SchemaVersion()); have != want {
+		return graph.Errorf(graph.EUNAVAILABLE, "schema version is %d, want %d: run memgate migrate", have, want)
+	}
+	return nil
+}

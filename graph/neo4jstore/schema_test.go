@@ -1,0 +1,88 @@
+package neo4jstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+func TestDB_Migrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db := neo4jtest.DB(t)
+
+	t.Run("Idempotent", func(t *testing.T) {
+		if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+			t.Fatalf("second migration: %v", err)
+		}
+		if err := db.Ready(ctx); err != nil {
+			t.Fatalf("Ready after migration: %v", err)
+		}
+	})
+
+	t.Run("GraphitiIndexes", func(t *testing.T) {
+		got, err := db.IndexNames(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{
+			"entity_uuid", "episode_uuid", "relation_uuid", "mention_uuid",
+			"entity_group_id", "episode_group_id", "relation_group_id", "mention_group_id",
+			"name_entity_index", "created_at_entity_index", "created_at_episodic_index",
+			"valid_at_episodic_index", "name_edge_index", "created_at_edge_index",
+			"expired_at_edge_index", "valid_at_edge_index", "invalid_at_edge_index",
+			"episode_content", "node_name_and_summary", "edge_name_and_fact",
+			"entity_name_embedding", "edge_fact_embedding",
+		} {
+			if !got[name] {
+				t.Errorf("index %s is missing; have %v", name, got)
+			}
+		}
+	})
+
+	t.Run("UUIDUnique", func(t *testing.T) {
+		err := db.CreateTwoEntitiesWithOneUUID(ctx)
+		if graph.ErrorCode(err) == "" {
+			t.Fatal("two Entity nodes with one uuid were stored; want a constraint violation")
+		}
+	})
+
+	t.Run("ErrDimensionMismatch", func(t *testing.T) {
+		err := db.Migrate(ctx, neo4jtest.Dimensions+1)
+		if graph.ErrorCode(err) != graph.EINVALID {
+			t.Fatalf("Migrate with another dimension = %v, want %s", err, graph.EINVALID)
+		}
+	})
+}
+
+func TestDB_Ready(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	t.Run("ErrUnavailable", func(t *testing.T) {
+		// A port nothing listens on: the reason names Neo4j.
+		db, err := neo4jstore.Open(neo4jstore.Options{URI: "bolt://127.0.0.1:1", Database: "neo4j",
+			ConnectTimeout: time.Second}, neo4jtest.Logger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close(ctx)
+		err = db.Ready(ctx)
+		if graph.ErrorCode(err) != graph.EUNAVAILABLE {
+			t.Fatalf("Ready = %v, want %s", err, graph.EUNAVAILABLE)
+		}
+		if msg := graph.ErrorMessage(err); msg == "" || msg == "internal error" {
+			t.Fatalf("Ready message = %q, want a reason", msg)
+		}
+	})
+}

@@ -1,0 +1,160 @@
+// Package handlers serves memgate's HTTP API with echo: routes, middleware (request
+// ids, logging, host authentication, limits) and the one error shape.
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/memgate/memgate/access"
+)
+
+// Checker reports whether a dependency is ready to serve; the error's message says
+// why not.
+type Checker interface {
+	Ready(ctx context.Context) error
+}
+
+// Deps is what the HTTP layer needs from the rest of the service.
+type Deps struct {
+	Log            *slog.Logger
+	Keys           *access.Keyring
+	Ready          Checker
+	BodyLimit      string        // e.g. "2M"
+	HandlerTimeout time.Duration // every request's context deadline
+	Version        string
+}
+
+// New returns the HTTP handler with every route and middleware.
+func New(d Deps) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Log)
+
+	e.Use(requestIDMiddleware)
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogRoutePath: true, LogStatus: true, LogLatency: true, LogError: true,
+		HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			switch {
+			case v.Status == http.StatusServiceUnavailable:
+				level = slog.LevelWarn // a dependency is down; the cause is logged where it is known
+			case v.Status >= 500:
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("request_id", requestID(c)), slog.String("method", v.Method),
+				slog.String("route", v.RoutePath), slog.Int("status", v.Status),
+				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
+			}
+			if h, ok := c.Get(hostKey).(access.Host); ok {
+				attrs = append(attrs, slog.String("host", h.Name))
+			}
+			d.Log.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	}))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			d.Log.Error("panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
+			return err
+		},
+	}))
+	e.Use(middleware.BodyLimit(d.BodyLimit))
+	e.Use(middleware.ContextTimeout(d.HandlerTimeout))
+
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": d.Version})
+	})
+	e.GET("/readyz", readyz(d.Ready, d.Log))
+
+	v1 := e.Group("/v1", authenticate(d.Keys))
+	v1.GET("/whoami", whoami(d.Keys))
+	return e
+}
+
+// readyz answers 200 when the store is reachable and migrated, else 503 with the reason.
+func readyz(ready Checker, log *slog.Logger) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+		defer cancel()
+		if err := ready.Ready(ctx); err != nil {
+			log.WarnContext(ctx, "not ready", "request_id", requestID(c), "error", err.Error())
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	}
+}
+
+// WhoAmI tells a host how memgate sees it.
+type WhoAmI struct {
+	Host    access.Host `json:"host"`
+	DevMode bool        `json:"dev_mode"`
+}
+
+func whoami(keys *access.Keyring) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return c.JSON(http.StatusOK, WhoAmI{Host: hostOf(c), DevMode: keys.DevMode()})
+	}
+}
+
+const (
+	hostKey      = "memgate.host"
+	requestIDKey = "memgate.request_id"
+)
+
+// authenticate resolves the host key of "Authorization: Bearer <key>".
+func authenticate(keys *access.Keyring) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			bearer := ""
+			if scheme, token, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
+				bearer = strings.TrimSpace(token)
+			}
+			host, err := keys.Authenticate(bearer)
+			if err != nil {
+				return err
+			}
+			c.Set(hostKey, host)
+			return next(c)
+		}
+	}
+}
+
+func hostOf(c echo.Context) access.Host {
+	h, _ := c.Get(hostKey).(access.Host)
+	return h
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// requestIDMiddleware keeps a caller's X-Request-Id when it is well formed (so it can
+// be traced across services) and makes one otherwise; it is echoed in the response.
+func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !requestIDPattern.MatchString(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Set(requestIDKey, id)
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(requestIDKey).(string)
+	return id
+}

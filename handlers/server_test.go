@@ -1,0 +1,173 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/handlers"
+)
+
+// newServer serves the API over a real test database with the given host keys.
+func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ring, err := access.NewKeyring(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := handlers.New(handlers.Deps{
+		Log: neo4jtest.Logger(t), Keys: ring, Ready: neo4jtest.DB(t),
+		BodyLimit: "1K", HandlerTimeout: 5 * time.Second, Version: "test",
+	})
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func do(t *testing.T, method, url string, header map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// mustErrorBody asserts the one error shape and returns it.
+func mustErrorBody(t *testing.T, resp *http.Response, body []byte, status int, code string) handlers.ErrorBody {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, status, body)
+	}
+	var e handlers.ErrorBody
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		t.Fatalf("error body %s is not the error shape: %v", body, err)
+	}
+	if e.Error.Code != code || e.Error.Message == "" {
+		t.Fatalf("error = %+v, want code %s and a message", e.Error, code)
+	}
+	if e.Error.RequestID == "" || e.Error.RequestID != resp.Header.Get("X-Request-Id") {
+		t.Fatalf("error request_id %q does not match X-Request-Id %q", e.Error.RequestID, resp.Header.Get("X-Request-Id"))
+	}
+	return e
+}
+
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, []access.KeySpec{
+		{Name: "agent-host", SHA256: access.HashKey("key-agent"), Trusted: true},
+		{Name: "ops", SHA256: access.HashKey("key-ops"), Trusted: true, Admin: true},
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		for key, want := range map[string]access.Host{
+			"Bearer key-agent": {Name: "agent-host", Trusted: true},
+			"bearer key-ops":   {Name: "ops", Trusted: true, Admin: true},
+		} {
+			resp, body := do(t, "GET", srv.URL+"/v1/whoami", map[string]string{"Authorization": key}, "")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: status %d, body %s", key, resp.StatusCode, body)
+			}
+			var got handlers.WhoAmI
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Host != want || got.DevMode {
+				t.Errorf("%s: whoami = %+v, want host %+v outside dev mode", key, got, want)
+			}
+		}
+	})
+
+	t.Run("ErrUnauthenticated", func(t *testing.T) {
+		for _, header := range []map[string]string{
+			nil,
+			{"Authorization": ""},
+			{"Authorization": "Bearer"},
+			{"Authorization": "Bearer wrong-key"},
+			{"Authorization": "Basic a2V5LWFnZW50"},
+			{"Authorization": "key-agent"},
+			{"Authorization": "Bearer " + access.HashKey("key-agent")},
+		} {
+			resp, body := do(t, "GET", srv.URL+"/v1/whoami", header, "")
+			mustErrorBody(t, resp, body, http.StatusUnauthorized, "unauthenticated")
+			if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%v: WWW-Authenticate = %q", header, resp.Header.Get("WWW-Authenticate"))
+			}
+		}
+	})
+
+	t.Run("ProbesNeedNoKey", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if resp, body := do(t, "GET", srv.URL+path, nil, ""); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: status %d, body %s", path, resp.StatusCode, body)
+			}
+		}
+	})
+}
+
+func TestAuth_DevMode(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, nil)
+	resp, body := do(t, "GET", srv.URL+"/v1/whoami", nil, "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, body %s", resp.StatusCode, body)
+	}
+	var got handlers.WhoAmI
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Host != access.DevHost || !got.DevMode {
+		t.Fatalf("whoami = %+v, want the dev host in dev mode", got)
+	}
+}
+
+func TestErrors_OneShape(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, nil)
+
+	t.Run("UnknownRoute", func(t *testing.T) {
+		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", nil, "")
+		mustErrorBody(t, resp, body, http.StatusNotFound, "not_found")
+	})
+	t.Run("BodyTooLarge", func(t *testing.T) {
+		resp, body := do(t, "POST", srv.URL+"/v1/whoami", map[string]string{"Content-Type": "application/json"},
+			`{"x":"`+strings.Repeat("a", 2048)+`"}`)
+		mustErrorBody(t, resp, body, http.StatusRequestEntityTooLarge, "too_large")
+	})
+	t.Run("RequestIDKeptWhenWellFormed", func(t *testing.T) {
+		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": "trace-abc.123"}, "")
+		if e := mustErrorBody(t, resp, body, http.StatusNotFound, "not_found"); e.Error.RequestID != "trace-abc.123" {
+			t.Fatalf("request_id = %q, want the caller's", e.Error.RequestID)
+		}
+	})
+	t.Run("RequestIDReplacedWhenMalformed", func(t *testing.T) {
+		forged := "x\" injected=\"1"
+		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": forged}, "")
+		if e := mustErrorBody(t, resp, body, http.StatusNotFound, "not_found"); e.Error.RequestID == forged {
+			t.Fatal("a malformed request id was echoed back")
+		}
+	})
+}
