@@ -1,0 +1,207 @@
+package access
+
+import (
+	"regexp"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// Effect is the outcome of a decision.
+type Effect int
+
+const (
+	Deny    Effect = iota // the zero value: anything not decided is denied
+	Allow                 // as asked
+	Confine               // allowed, but in Decision.Space instead of the space asked for
+)
+
+// Decision answers one write, delete or promotion question.
+type Decision struct {
+	Effect Effect
+	Space  graph.Space // where the write lands (Allow and Confine)
+	Reason string      // why it was denied or confined; safe to show and to audit
+}
+
+func allow(s graph.Space) Decision             { return Decision{Effect: Allow, Space: s} }
+func deny(reason string) Decision              { return Decision{Effect: Deny, Reason: reason} }
+func confine(s graph.Space, r string) Decision { return Decision{Effect: Confine, Space: s, Reason: r} }
+
+// Authorizer answers every access question, so reads, writes, deletes, promotions and
+// erasure can never disagree. A host may supply its own; Policy is the default.
+type Authorizer interface {
+	// Visible is every space p may read. Reads by id run with it.
+	Visible(p Principal) graph.Visible
+	// VisibleForAgent is the part of Visible that a list or search about agent sees:
+	// the agent's public space, its private one for the owner and share grantees,
+	// and the scopes asked for (teams, global) where they are visible.
+	VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible
+	// Write decides a new memory of agent's in space.
+	Write(p Principal, agent string, space graph.Space) Decision
+	// Delete decides removing a memory from space (which p can already see).
+	Delete(p Principal, space graph.Space) Decision
+	// Promote decides copying a memory p can see into target.
+	Promote(p Principal, target graph.Space) Decision
+	// ManageAgent decides changing or erasing agent (owner or admin host).
+	ManageAgent(p Principal, agent *graph.Agent) Decision
+	// Share decides granting or revoking read access to agent's private space.
+	Share(p Principal, agent *graph.Agent) Decision
+	// Admin decides the admin routes: teams, memberships, promoters, audit.
+	Admin(p Principal) Decision
+	// CraftedTargets returns the group_ids that query names with agent:<id> or
+	// team:<name> tokens and that lie outside what p may read.
+	CraftedTargets(p Principal, query string) []string
+}
+
+// Policy is the default Authorizer: the space table of DESIGN.md.
+type Policy struct {
+	// AllowPrivate false gives the all-public model: private writes are refused.
+	AllowPrivate bool
+}
+
+var _ Authorizer = Policy{}
+
+func (pol Policy) Visible(p Principal) graph.Visible {
+	var ids []string
+	for _, a := range sortedKeys(p.Owns) {
+		ids = append(ids, graph.PrivateSpace(a).GroupID(), graph.PublicSpace(a).GroupID())
+	}
+	for _, a := range sortedKeys(p.SharedWith) {
+		if !p.Owns[a] {
+			ids = append(ids, graph.PrivateSpace(a).GroupID())
+		}
+	}
+	for _, t := range sortedKeys(p.Teams) {
+		ids = append(ids, graph.TeamSpace(t).GroupID())
+	}
+	ids = append(ids, graph.GlobalSpace.GroupID())
+	return graph.Visible{GroupIDs: ids, AnyAgentPublic: true}
+}
+
+func (pol Policy) VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible {
+	ids := []string{graph.PublicSpace(agent).GroupID()}
+	if p.canReadPrivate(agent) {
+		ids = append(ids, graph.PrivateSpace(agent).GroupID())
+	}
+	for _, s := range scopes {
+		switch {
+		case s.Kind == graph.SpaceTeam && p.Teams[s.Team] != "":
+			ids = append(ids, s.GroupID())
+		case s.Kind == graph.SpaceGlobal:
+			ids = append(ids, s.GroupID())
+		}
+	}
+	return graph.Visible{GroupIDs: dedupe(ids)}
+}
+
+func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
+	if !p.Owns[agent] {
+		return deny("only the agent's owner may write its memories")
+	}
+	private := graph.PrivateSpace(agent)
+	switch s.Kind {
+	case graph.SpacePrivate, graph.SpacePublic:
+		if s.Agent != agent {
+			return deny("an agent writes only to its own spaces")
+		}
+		if s.Kind == graph.SpacePrivate && !pol.AllowPrivate {
+			return deny("private memories are disabled in this deployment")
+		}
+		return allow(s)
+	case graph.SpaceTeam:
+		if p.Teams[s.Team] == graph.RoleWriter {
+			return allow(s)
+		}
+		if !p.Host.Trusted && pol.AllowPrivate {
+			return confine(private, "a confined host may not write to team spaces; stored in the agent's private space")
+		}
+		return deny("not a writer of team " + s.Team)
+	case graph.SpaceGlobal:
+		return deny("the global space is written only by promotion")
+	}
+	return deny("this space cannot be written")
+}
+
+func (pol Policy) Delete(p Principal, s graph.Space) Decision {
+	switch s.Kind {
+	case graph.SpacePrivate, graph.SpacePublic:
+		if p.Owns[s.Agent] {
+			return allow(s)
+		}
+		return deny("only the agent's owner may delete its memories")
+	case graph.SpaceTeam:
+		if p.Teams[s.Team] == graph.RoleWriter {
+			return allow(s)
+		}
+		return deny("not a writer of team " + s.Team)
+	case graph.SpaceGlobal:
+		if p.Promoter {
+			return allow(s)
+		}
+		return deny("deleting from the global space needs the promoter role")
+	}
+	return deny("this space cannot be changed")
+}
+
+func (pol Policy) Promote(p Principal, target graph.Space) Decision {
+	switch target.Kind {
+	case graph.SpaceGlobal:
+		if p.Promoter {
+			return allow(target)
+		}
+		return deny("promoting to the global space needs the promoter role")
+	case graph.SpaceTeam:
+		if p.Teams[target.Team] == graph.RoleWriter {
+			return allow(target)
+		}
+		return deny("not a writer of team " + target.Team)
+	}
+	return deny("memories are promoted only to a team or the global space")
+}
+
+func (pol Policy) ManageAgent(p Principal, a *graph.Agent) Decision {
+	if a.OwnerID == p.ID || p.Host.Admin {
+		return allow(graph.Space{})
+	}
+	return deny("only the agent's owner or an admin host may change it")
+}
+
+func (pol Policy) Share(p Principal, a *graph.Agent) Decision {
+	if a.OwnerID == p.ID {
+		return allow(graph.PrivateSpace(a.ID))
+	}
+	return deny("only the agent's owner may share its private space")
+}
+
+func (pol Policy) Admin(p Principal) Decision {
+	if p.Host.Admin {
+		return allow(graph.Space{})
+	}
+	return deny("this route needs an admin host key")
+}
+
+var spaceToken = regexp.MustCompile(`\b(agent|team):([a-z0-9][a-z0-9_-]{0,62})`)
+
+func (pol Policy) CraftedTargets(p Principal, query string) []string {
+	var out []string
+	for _, m := range spaceToken.FindAllStringSubmatch(query, -1) {
+		switch {
+		case m[1] == "agent" && !p.canReadPrivate(m[2]):
+			out = append(out, graph.PrivateSpace(m[2]).GroupID())
+		case m[1] == "team" && p.Teams[m[2]] == "":
+			out = append(out, graph.TeamSpace(m[2]).GroupID())
+		}
+	}
+	return dedupe(out)
+}
+
+func dedupe(ids []string) []string {
+	seen := map[string]bool{}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,51 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Audit event kinds.
+const (
+	AuditNamespaceDenied   = "namespace_denied"   // a refused write or delete (every 403)
+	AuditCraftedQuery      = "crafted_query"      // search text named a space outside the visible set
+	AuditPromoted          = "promoted"           // a memory copied into a team or global space
+	AuditDeleted           = "deleted"            // a memory or an agent erased
+	AuditOwnershipChanged  = "ownership_changed"  // an agent created or given to a new owner
+	AuditMembershipChanged = "membership_changed" // a team created, a member added, changed or removed
+	AuditPromoterChanged   = "promoter_changed"   // the promoter role granted or revoked
+	AuditShareGranted      = "share_granted"      // an owner shared an agent's private space
+	AuditShareRevoked      = "share_revoked"      // and took it back
+)
+
+// AuditEvent is an :AuditEvent node in the system space. It never holds memory
+// content, query text or secrets.
+type AuditEvent struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	At        time.Time `json:"at"`
+	Actor     string    `json:"actor"`   // the requester
+	Subject   string    `json:"subject"` // what it is about: an agent, team, principal or memory id
+	HostKey   string    `json:"host_key"`
+	Space     string    `json:"space,omitempty"` // the group_id concerned
+	Reason    string    `json:"reason,omitempty"`
+	RequestID string    `json:"request_id,omitempty"`
+}
+
+// AuditFilter selects audit events; empty fields match everything.
+type AuditFilter struct {
+	Subject string
+	Actor   string
+	Kind    string
+	Since   *time.Time
+	Until   *time.Time
+	Page    PageRequest
+}
+
+// AuditLog stores audit events.
+type AuditLog interface {
+	// RecordAudit commits ev in a transaction of its own.
+	RecordAudit(ctx context.Context, ev *AuditEvent) error
+	// ListAudit lists events newest first. EINVALID for a foreign cursor.
+	ListAudit(ctx context.Context, f AuditFilter) ([]*AuditEvent, string, error)
+}

@@ -1,0 +1,67 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Role is a principal's role in a team.
+type Role string
+
+const (
+	RoleReader Role = "reader" // reads the team space
+	RoleWriter Role = "writer" // reads and writes it
+)
+
+// Agent is the first-class memory holder, with exactly one owner.
+type Agent struct {
+	ID         string
+	OwnerID    string
+	CreatedAt  time.Time
+	SharedWith []string // requesters the owner granted read access to the private space
+}
+
+// Team is a named group of principals sharing a team space.
+type Team struct {
+	Name      string
+	CreatedAt time.Time
+	Members   map[string]Role
+}
+
+// PrincipalFacts is what the store knows about a requester: everything the Authorizer
+// needs, read in one query at the start of a request.
+type PrincipalFacts struct {
+	Teams      map[string]Role
+	Promoter   bool
+	Owns       []string // agents the requester owns
+	SharedWith []string // agents whose owners granted the requester their private space
+}
+
+// Directory stores agents, teams and grants. Each change is written in one
+// transaction together with its audit event.
+type Directory interface {
+	// ResolvePrincipal returns the facts about id; an unknown id has none.
+	ResolvePrincipal(ctx context.Context, id string) (PrincipalFacts, error)
+
+	// CreateAgent returns ECONFLICT if the id exists.
+	CreateAgent(ctx context.Context, a *Agent, ev *AuditEvent) error
+	// GetAgent returns ENOTFOUND if the agent does not exist.
+	GetAgent(ctx context.Context, id string) (*Agent, error)
+	// SetOwner returns ENOTFOUND if the agent does not exist.
+	SetOwner(ctx context.Context, id, owner string, ev *AuditEvent) error
+	// DeleteAgent erases the agent and every node and edge of its spaces, and returns
+	// the number of episodes removed. ENOTFOUND if it does not exist.
+	DeleteAgent(ctx context.Context, id string, ev *AuditEvent) (int, error)
+	// SetShare grants (or revokes) principal read access to the agent's private space.
+	SetShare(ctx context.Context, agent, principal string, granted bool, ev *AuditEvent) error
+
+	// CreateTeam returns ECONFLICT if the team exists.
+	CreateTeam(ctx context.Context, name string, ev *AuditEvent) error
+	// GetTeam returns ENOTFOUND if the team does not exist.
+	GetTeam(ctx context.Context, name string) (*Team, error)
+	// SetMember sets principal's role in team; an empty role removes the membership.
+	// ENOTFOUND if the team does not exist.
+	SetMember(ctx context.Context, team, principal string, role Role, ev *AuditEvent) error
+	// SetPromoter grants or revokes the promoter role.
+	SetPromoter(ctx context.Context, principal string, promoter bool, ev *AuditEvent) error
+}

@@ -1,0 +1,150 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Episode statuses: an episode is durable from queued on; the pipeline moves it on.
+const (
+	StatusQueued     = "queued"
+	StatusProcessing = "processing"
+	StatusDone       = "done"
+	StatusFailed     = "failed"
+)
+
+// Episode sources, as Graphiti names them.
+const (
+	SourceMessage = "message"
+	SourceText    = "text"
+	SourceJSON    = "json"
+)
+
+// Message is one turn of a conversation episode.
+type Message struct {
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	Name      string     `json:"name,omitempty"`
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+}
+
+// Episode is one ingested unit: the immutable raw record an agent posted, stored as a
+// Graphiti :Episodic node in exactly one space.
+type Episode struct {
+	UUID              string
+	Name              string
+	GroupID           string
+	AgentID           string
+	Source            string
+	SourceDescription string
+	Content           string    // the text, or the messages rendered one per line
+	Messages          []Message // the messages as posted, for message episodes
+	CreatedAt         time.Time // system time
+	ValidAt           time.Time // reference time: when it happened in the world
+	Status            string
+	Attempts          int
+	LastError         string
+	RequesterID       string
+	HostKey           string
+	Metadata          map[string]any
+	Tags              []string
+	Priority          string
+	ExpiresAt         *time.Time
+	Confidence        *float64
+	ContentHash       string
+	PromotedFrom      string
+	PromotedBy        string
+	PromotedAt        *time.Time
+
+	// IdempotencyKey is the hash of host key, requester and the client's key;
+	// RequestHash the hash of the request it came with. Neither is shown to clients.
+	IdempotencyKey string
+	RequestHash    string
+}
+
+// Space returns the episode's space.
+func (e *Episode) Space() Space {
+	s, _ := ParseGroupID(e.GroupID)
+	return s
+}
+
+// Visible is the set of spaces a requester may read, computed once per request by the
+// Authorizer and applied inside every read query. Empty means nothing, never "no
+// filter".
+type Visible struct {
+	GroupIDs []string
+	// AnyAgentPublic adds every agent's public space, which every authenticated
+	// requester may read; it is set for reads by id, where the agent is not named.
+	AnyAgentPublic bool
+}
+
+// Contains reports whether groupID is in the set.
+func (v Visible) Contains(groupID string) bool {
+	for _, g := range v.GroupIDs {
+		if g == groupID {
+			return true
+		}
+	}
+	if v.AnyAgentPublic {
+		s, ok := ParseGroupID(groupID)
+		return ok && s.Kind == SpacePublic
+	}
+	return false
+}
+
+// CreateResult is the outcome of storing one episode.
+type CreateResult struct {
+	Episode  *Episode
+	Replayed bool  // an earlier request with the same idempotency key stored it
+	Err      error // this item failed; the others are unaffected
+}
+
+// PageRequest asks for one page of a list. Cursor is opaque to clients.
+type PageRequest struct {
+	Cursor string
+	Limit  int
+}
+
+// EpisodePage is one page of episodes, newest first.
+type EpisodePage struct {
+	Episodes   []*Episode
+	NextCursor string
+	HasMore    bool
+}
+
+// ScoredEpisode is a search hit.
+type ScoredEpisode struct {
+	Episode *Episode
+	Score   float64
+}
+
+// Memories stores episodes. Every read takes the requester's visible set and applies
+// it inside the query.
+type Memories interface {
+	// CreateEpisodes stores each episode with status queued, one transaction each,
+	// and its audit event if any. An episode whose IdempotencyKey is already stored
+	// with the same RequestHash is returned with Replayed set; with another
+	// RequestHash the item fails with EUNPROCESSABLE; while the other request is
+	// still in flight it fails with ECONFLICT.
+	CreateEpisodes(ctx context.Context, eps []*Episode) []CreateResult
+
+	// GetEpisode returns ENOTFOUND if the episode does not exist or is not visible.
+	GetEpisode(ctx context.Context, id string, vis Visible) (*Episode, error)
+
+	// ListEpisodes lists the episodes of the given spaces, newest first. EINVALID for
+	// a cursor it did not issue.
+	ListEpisodes(ctx context.Context, vis Visible, page PageRequest) (EpisodePage, error)
+
+	// SearchEpisodes runs a fulltext search over episode content within vis.
+	SearchEpisodes(ctx context.Context, query string, vis Visible, limit int) ([]ScoredEpisode, error)
+
+	// DeleteEpisode removes a visible episode and everything only it supports, in one
+	// transaction with the event audit returns. authorize runs inside the transaction
+	// on the stored episode; its error aborts the delete and is returned as is.
+	// ENOTFOUND if the episode does not exist or is not visible.
+	DeleteEpisode(ctx context.Context, id string, vis Visible, authorize func(*Episode) (*AuditEvent, error)) error
+
+	// PromoteEpisode copies a visible episode into another space with provenance, in
+	// one transaction with the event authorize returns. ENOTFOUND as for Get.
+	PromoteEpisode(ctx context.Context, id string, vis Visible, authorize func(*Episode) (*Episode, *AuditEvent, error)) (*Episode, error)
+}
