@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 //go:embed *.cypher schema/*.cypher
@@ -110,4 +112,43 @@ func stripComments(s string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// luceneSpecial are the characters Lucene's classic query parser treats as syntax.
+const luceneSpecial = `+-&|!(){}[]^"~*?:\/`
+
+// LuceneTerms turns user text into a Lucene query that matches its words literally:
+// every syntax character is escaped and the operator words AND, OR, NOT lose their
+// meaning, so text like `group_id:* OR x` is searched for, never obeyed. It returns
+// "" when no searchable term is left. The group_id restriction is never part of it;
+// queries apply it in Cypher.
+func LuceneTerms(text string) string {
+	var terms []string
+	for _, word := range strings.Fields(text) {
+		if !utf8.ValidString(word) {
+			word = strings.ToValidUTF8(word, "")
+		}
+		var b strings.Builder
+		for _, r := range word {
+			switch {
+			case r == 0 || unicode.IsControl(r):
+				continue
+			case strings.ContainsRune(luceneSpecial, r):
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		term := b.String()
+		switch term {
+		case "":
+			continue
+		case "AND", "OR", "NOT", "TO":
+			term = strings.ToLower(term)
+		}
+		terms = append(terms, term)
+		if len(terms) == 64 {
+			break // Lucene's clause limit is far above; longer queries add nothing
+		}
+	}
+	return strings.Join(terms, " ")
 }

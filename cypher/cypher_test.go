@@ -42,3 +42,27 @@ func TestMigrations(t *testing.T) {
 		}
 	}
 }
+
+func TestLuceneTerms(t *testing.T) {
+	cases := map[string]string{
+		"alice acme":            "alice acme",
+		"group_id:*":            `group_id\:\*`,
+		"a OR b AND NOT c":      "a or b and not c",
+		`"quoted" (x) [y] {z}`:  `\"quoted\" \(x\) \[y\] \{z\}`,
+		`back\slash`:            `back\\slash`,
+		"a && b || !c":          `a \&\& b \|\| \!c`,
+		"  ":                    "",
+		"nul\x00byte":           "nulbyte",
+		"fuzzy~2 boost^3 wild?": `fuzzy\~2 boost\^3 wild\?`,
+		"/regex/":               `\/regex\/`,
+		"+must -not":            `\+must \-not`,
+	}
+	for in, want := range cases {
+		if got := cypher.LuceneTerms(in); got != want {
+			t.Errorf("LuceneTerms(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := cypher.LuceneTerms("\xff\xfe ok"); got != "ok" {
+		t.Errorf("invalid UTF-8: %q", got)
+	}
+}

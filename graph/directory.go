@@ -47,11 +47,13 @@ type Directory interface {
 	CreateAgent(ctx context.Context, a *Agent, ev *AuditEvent) error
 	// GetAgent returns ENOTFOUND if the agent does not exist.
 	GetAgent(ctx context.Context, id string) (*Agent, error)
-	// SetOwner returns ENOTFOUND if the agent does not exist.
-	SetOwner(ctx context.Context, id, owner string, ev *AuditEvent) error
-	// DeleteAgent erases the agent and every node and edge of its spaces, and returns
-	// the number of episodes removed. ENOTFOUND if it does not exist.
-	DeleteAgent(ctx context.Context, id string, ev *AuditEvent) (int, error)
+	// SetOwner gives the agent to owner if its owner is still expectedOwner (the one
+	// the decision was made on); ECONFLICT otherwise.
+	SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *AuditEvent) error
+	// DeleteAgent erases the agent and every node and edge of its spaces if its owner
+	// is still expectedOwner, and returns the number of episodes removed; ECONFLICT
+	// otherwise.
+	DeleteAgent(ctx context.Context, id, expectedOwner string, ev *AuditEvent) (int, error)
 	// SetShare grants (or revokes) principal read access to the agent's private space.
 	SetShare(ctx context.Context, agent, principal string, granted bool, ev *AuditEvent) error
 

@@ -131,9 +131,9 @@ type Memories interface {
 	// GetEpisode returns ENOTFOUND if the episode does not exist or is not visible.
 	GetEpisode(ctx context.Context, id string, vis Visible) (*Episode, error)
 
-	// ListEpisodes lists the episodes of the given spaces, newest first. EINVALID for
-	// a cursor it did not issue.
-	ListEpisodes(ctx context.Context, vis Visible, page PageRequest) (EpisodePage, error)
+	// ListEpisodes lists the episodes of the spaces in vis, newest first, only those
+	// agent wrote unless agent is empty. EINVALID for a cursor it did not issue.
+	ListEpisodes(ctx context.Context, vis Visible, agent string, page PageRequest) (EpisodePage, error)
 
 	// SearchEpisodes runs a fulltext search over episode content within vis.
 	SearchEpisodes(ctx context.Context, query string, vis Visible, limit int) ([]ScoredEpisode, error)

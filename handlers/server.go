@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/service"
 )
 
 // Checker reports whether a dependency is ready to serve; the error's message says
@@ -29,6 +30,7 @@ type Deps struct {
 	Log            *slog.Logger
 	Keys           *access.Keyring
 	Ready          Checker
+	Service        *service.Service
 	BodyLimit      string        // e.g. "2M"
 	HandlerTimeout time.Duration // every request's context deadline
 	Version        string
@@ -80,6 +82,8 @@ func New(d Deps) *echo.Echo {
 
 	v1 := e.Group("/v1", authenticate(d.Keys))
 	v1.GET("/whoami", whoami(d.Keys))
+	a := &api{svc: d.Service}
+	a.routes(v1)
 	return e
 }
 

@@ -18,7 +18,9 @@ var allowedImports = map[string][]string{
 	"extract":                    {"graph"},
 	"graph/neo4jstore":           {"graph", "access", "cypher"},
 	"graph/neo4jstore/neo4jtest": {"graph", "graph/neo4jstore"},
-	"handlers":                   {"graph", "access", "extract"},
+	"access/accesstest":          {},
+	"service":                    {"graph", "access"},
+	"handlers":                   {"graph", "access", "extract", "service"},
 }
 
 // thirdParty says which packages may import a module outside the standard library;
@@ -28,6 +30,7 @@ var thirdParty = map[string][]string{
 	"graph/neo4jstore":           {"github.com/neo4j/neo4j-go-driver"},
 	"graph/neo4jstore/neo4jtest": {"github.com/testcontainers/testcontainers-go"},
 	"handlers":                   {"github.com/labstack/echo"},
+	"service":                    {"github.com/google/uuid"},
 	"extract":                    {"github.com/sashabaranov/go-openai"},
 }
 

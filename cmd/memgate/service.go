@@ -15,6 +15,7 @@ import (
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/handlers"
+	"github.com/memgate/memgate/service"
 )
 
 // Main is the running service: configuration, the store and the HTTP server. Tests
@@ -56,7 +57,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	e := handlers.New(handlers.Deps{
-		Log: m.Log, Keys: keys, Ready: m.DB, BodyLimit: cfg.Server.BodyLimit,
+		Log: m.Log, Keys: keys, Ready: m.DB, Service: newService(cfg, m.DB, m.Log), BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(),
 	})
 	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
@@ -133,6 +134,18 @@ func (m *Main) migrateUntilDone(ctx context.Context) {
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 15*time.Second)
+	}
+}
+
+func newService(cfg *config.Config, db *neo4jstore.DB, log *slog.Logger) *service.Service {
+	return &service.Service{
+		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
+		Dir:  db, Mem: db, Audit: db, Log: log, Now: time.Now,
+		Limits: service.Limits{
+			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
+			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
+			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax,
+		},
 	}
 }
 

@@ -37,9 +37,13 @@ type DB struct {
 
 // queryNames lists every query file this package runs; Open fails when one is missing.
 var queryNames = []string{
-	"schema_version_get",
-	"schema_version_set",
-	"schema_vector_dimensions",
+	"schema_version_get", "schema_version_set", "schema_vector_dimensions",
+	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search",
+	"episode_delete",
+	"audit_create", "audit_list",
+	"principal_resolve", "principal_set_promoter",
+	"agent_create", "agent_get", "agent_set_owner", "agent_delete", "agent_share", "agent_unshare",
+	"team_create", "team_get", "team_member_set", "team_member_remove",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a
@@ -91,6 +95,34 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 		return nil, db.storeError(name, err)
 	}
 	return res.Records, nil
+}
+
+// inWrite runs fn in one managed write transaction, retried by the driver on
+// transient errors (so fn must be safe to run again).
+func (db *DB) inWrite(ctx context.Context, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeWrite})
+	out, err := session.ExecuteWrite(ctx, fn)
+	closeErr := session.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, db.storeError("transaction", err)
+	}
+	if closeErr != nil {
+		db.log.WarnContext(ctx, "closing a session", "error", closeErr.Error())
+	}
+	return out, nil
+}
+
+// txRun runs one named query inside a transaction and collects its records.
+func (db *DB) txRun(ctx context.Context, tx neo4j.ManagedTransaction, name string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, db.queries.Get(name), params)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	records, err := res.Collect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	return records, nil
 }
 
 // routing sends reads to readers and writes to the leader on a cluster (neo4j://).

@@ -1,0 +1,11 @@
+// Erase an agent and both of its spaces: every episode, entity, fact and mention.
+MATCH (a:Agent {id: $id})
+WHERE a.owner_id = $expected_owner
+OPTIONAL MATCH (e:Episodic) WHERE e.group_id IN $group_ids
+WITH a, collect(e) AS episodes
+OPTIONAL MATCH (n:Entity) WHERE n.group_id IN $group_ids
+WITH a, episodes, collect(n) AS entities
+FOREACH (x IN episodes | DETACH DELETE x)
+FOREACH (x IN entities | DETACH DELETE x)
+DETACH DELETE a
+RETURN size(episodes) AS episodes

@@ -1,0 +1,3 @@
+MATCH (a:Agent {id: $id})
+OPTIONAL MATCH (a)-[:SHARED_WITH]->(p:Principal)
+RETURN a, collect(p.id) AS shared

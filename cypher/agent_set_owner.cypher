@@ -1,0 +1,8 @@
+// A new owner starts with no shares: grants were the previous owner's to make.
+MATCH (a:Agent {id: $id})
+WHERE a.owner_id = $expected_owner
+SET a.owner_id = $owner_id
+WITH a
+OPTIONAL MATCH (a)-[s:SHARED_WITH]->(:Principal)
+DELETE s
+RETURN DISTINCT a.id AS id

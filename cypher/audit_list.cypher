@@ -1,0 +1,13 @@
+// Audit events, newest first, filtered; admins only.
+MATCH (a:AuditEvent)
+WHERE a.group_id = 'system'
+  AND ($kind IS NULL OR a.kind = $kind)
+  AND ($actor IS NULL OR a.actor = $actor)
+  AND ($subject IS NULL OR a.subject = $subject)
+  AND ($since IS NULL OR a.at >= $since)
+  AND ($until IS NULL OR a.at < $until)
+  AND ($cursor_at IS NULL OR a.at < $cursor_at
+       OR (a.at = $cursor_at AND a.id < $cursor_uuid))
+RETURN a
+ORDER BY a.at DESC, a.id DESC
+LIMIT $limit

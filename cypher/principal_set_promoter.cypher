@@ -1,0 +1,2 @@
+MERGE (p:Principal {id: $id})
+SET p.promoter = $promoter

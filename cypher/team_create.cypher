@@ -1,0 +1,1 @@
+CREATE (t:Team {name: $name, created_at: $created_at})

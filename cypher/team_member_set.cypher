@@ -1,0 +1,6 @@
+MATCH (t:Team {name: $team})
+MERGE (p:Principal {id: $principal})
+ON CREATE SET p.promoter = false
+MERGE (p)-[m:MEMBER_OF]->(t)
+SET m.role = $role
+RETURN t.name AS name

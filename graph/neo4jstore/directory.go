@@ -1,0 +1,168 @@
+package neo4jstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/graph"
+)
+
+var _ graph.Directory = (*DB)(nil)
+
+func (db *DB) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalFacts, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"id": id})
+	if err != nil {
+		return graph.PrincipalFacts{}, err
+	}
+	f := graph.PrincipalFacts{Teams: map[string]graph.Role{}}
+	if len(records) == 0 {
+		return f, nil
+	}
+	r := records[0]
+	f.Promoter, _ = r.Values[0].(bool)
+	for _, pair := range anyList(r.Values[1]) {
+		if kv := anyList(pair); len(kv) == 2 {
+			f.Teams[str(kv[0])] = graph.Role(str(kv[1]))
+		}
+	}
+	f.Owns = strList(r.Values[2])
+	f.SharedWith = strList(r.Values[3])
+	return f, nil
+}
+
+// writeWithAudit runs one named change and its audit event in one transaction.
+// ENOTFOUND when the change matched nothing (it returns no row); ECONFLICT when a
+// uniqueness constraint refused it.
+func (db *DB) writeWithAudit(ctx context.Context, name string, params map[string]any, ev *graph.AuditEvent, notFound, conflict string) ([]*neo4j.Record, error) {
+	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		records, err := db.txRun(ctx, tx, name, params)
+		if err != nil {
+			return nil, err
+		}
+		if notFound != "" && len(records) == 0 {
+			return nil, graph.Errorf(graph.ENOTFOUND, "%s", notFound)
+		}
+		return records, db.txAudit(ctx, tx, ev)
+	})
+	if isConstraintViolation(err) && conflict != "" {
+		return nil, graph.Errorf(graph.ECONFLICT, "%s", conflict)
+	}
+	if err != nil {
+		return nil, err
+	}
+	records, _ := out.([]*neo4j.Record)
+	return records, nil
+}
+
+func (db *DB) CreateAgent(ctx context.Context, a *graph.Agent, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "agent_create",
+		map[string]any{"id": a.ID, "owner_id": a.OwnerID, "created_at": a.CreatedAt.UTC()},
+		ev, "", "agent "+a.ID+" exists")
+	return err
+}
+
+func (db *DB) GetAgent(ctx context.Context, id string) (*graph.Agent, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "agent_get", map[string]any{"id": id})
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "agent not found")
+	}
+	p := records[0].Values[0].(neo4j.Node).Props
+	return &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]),
+		SharedWith: strList(records[0].Values[1])}, nil
+}
+
+const agentChanged = "the agent changed while this request ran; retry"
+
+func (db *DB) SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "agent_set_owner",
+		map[string]any{"id": id, "expected_owner": expectedOwner, "owner_id": owner}, ev, agentChanged, "")
+	return conflictIfGone(err)
+}
+
+func (db *DB) DeleteAgent(ctx context.Context, id, expectedOwner string, ev *graph.AuditEvent) (int, error) {
+	groups := []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}
+	records, err := db.writeWithAudit(ctx, "agent_delete",
+		map[string]any{"id": id, "expected_owner": expectedOwner, "group_ids": groups}, ev, agentChanged, "")
+	if err = conflictIfGone(err); err != nil {
+		return 0, err
+	}
+	return int(num(records[0].Values[0])), nil
+}
+
+// conflictIfGone reports a change guarded by the expected owner that matched nothing
+// as ECONFLICT: the agent was changed or removed since the decision.
+func conflictIfGone(err error) error {
+	if graph.ErrorCode(err) == graph.ENOTFOUND {
+		return graph.Errorf(graph.ECONFLICT, agentChanged)
+	}
+	return err
+}
+
+func (db *DB) SetShare(ctx context.Context, agent, principal string, granted bool, ev *graph.AuditEvent) error {
+	query := "agent_unshare"
+	if granted {
+		query = "agent_share"
+	}
+	_, err := db.writeWithAudit(ctx, query, map[string]any{"agent": agent, "principal": principal},
+		ev, "agent not found", "")
+	return err
+}
+
+func (db *DB) CreateTeam(ctx context.Context, name string, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "team_create", map[string]any{"name": name, "created_at": time.Now().UTC()},
+		ev, "", "team "+name+" exists")
+	return err
+}
+
+func (db *DB) GetTeam(ctx context.Context, name string) (*graph.Team, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "team_get", map[string]any{"name": name})
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
+	}
+	p := records[0].Values[0].(neo4j.Node).Props
+	t := &graph.Team{Name: str(p["name"]), CreatedAt: tm(p["created_at"]), Members: map[string]graph.Role{}}
+	for _, pair := range anyList(records[0].Values[1]) {
+		if kv := anyList(pair); len(kv) == 2 {
+			t.Members[str(kv[0])] = graph.Role(str(kv[1]))
+		}
+	}
+	return t, nil
+}
+
+func (db *DB) SetMember(ctx context.Context, team, principal string, role graph.Role, ev *graph.AuditEvent) error {
+	query, params := "team_member_remove", map[string]any{"team": team, "principal": principal}
+	if role != "" {
+		query, params["role"] = "team_member_set", string(role)
+	}
+	_, err := db.writeWithAudit(ctx, query, params, ev, "team not found", "")
+	return err
+}
+
+func (db *DB) SetPromoter(ctx context.Context, principal string, promoter bool, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "principal_set_promoter", map[string]any{"id": principal, "promoter": promoter},
+		ev, "", "")
+	return err
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func strList(v any) []string {
+	out := []string{}
+	for _, x := range anyList(v) {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package neo4jstore
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// episodeProps are the :Episodic properties: Graphiti's own, then memgate's.
+func episodeProps(e *graph.Episode) map[string]any {
+	p := map[string]any{
+		"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "source": e.Source,
+		"source_description": e.SourceDescription, "content": e.Content, "entity_edges": []string{},
+		"created_at": e.CreatedAt.UTC(), "valid_at": e.ValidAt.UTC(),
+		"agent_id": e.AgentID, "status": e.Status, "attempts": int64(e.Attempts), "last_error": e.LastError,
+		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
+		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
+		"request_hash": e.RequestHash,
+	}
+	if e.IdempotencyKey != "" {
+		p["idempotency_key"] = e.IdempotencyKey
+	}
+	if e.Metadata != nil {
+		b, _ := json.Marshal(e.Metadata)
+		p["metadata"] = string(b)
+	}
+	if e.Messages != nil {
+		b, _ := json.Marshal(e.Messages)
+		p["messages"] = string(b)
+	}
+	if e.ExpiresAt != nil {
+		p["expires_at"] = e.ExpiresAt.UTC()
+	}
+	if e.Confidence != nil {
+		p["confidence"] = *e.Confidence
+	}
+	if e.PromotedAt != nil {
+		p["promoted_at"] = e.PromotedAt.UTC()
+	}
+	return p
+}
+
+func episodeFromNode(n neo4j.Node) *graph.Episode {
+	p := n.Props
+	e := &graph.Episode{
+		UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]), AgentID: str(p["agent_id"]),
+		Source: str(p["source"]), SourceDescription: str(p["source_description"]), Content: str(p["content"]),
+		CreatedAt: tm(p["created_at"]), ValidAt: tm(p["valid_at"]), Status: str(p["status"]),
+		Attempts: int(num(p["attempts"])), LastError: str(p["last_error"]), RequesterID: str(p["requester_id"]),
+		HostKey: str(p["host_key"]), Priority: str(p["priority"]), ContentHash: str(p["content_hash"]),
+		PromotedFrom: str(p["promoted_from"]), PromotedBy: str(p["promoted_by"]),
+		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
+	}
+	if tags, ok := p["tags"].([]any); ok {
+		for _, t := range tags {
+			e.Tags = append(e.Tags, str(t))
+		}
+	}
+	if s := str(p["metadata"]); s != "" {
+		_ = json.Unmarshal([]byte(s), &e.Metadata)
+	}
+	if s := str(p["messages"]); s != "" {
+		_ = json.Unmarshal([]byte(s), &e.Messages)
+	}
+	if t, ok := p["expires_at"].(time.Time); ok {
+		e.ExpiresAt = &t
+	}
+	if t, ok := p["promoted_at"].(time.Time); ok {
+		e.PromotedAt = &t
+	}
+	if c, ok := p["confidence"].(float64); ok {
+		e.Confidence = &c
+	}
+	return e
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func num(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func tm(v any) time.Time {
+	t, _ := v.(time.Time)
+	return t.UTC()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

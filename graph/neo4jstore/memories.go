@@ -1,0 +1,200 @@
+package neo4jstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+)
+
+var _ graph.Memories = (*DB)(nil)
+
+func visParams(vis graph.Visible, params map[string]any) map[string]any {
+	ids := vis.GroupIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	params["group_ids"] = ids
+	params["any_agent_public"] = vis.AnyAgentPublic
+	return params
+}
+
+// enumerated refuses a visible set that is not a plain list of spaces: lists and
+// searches run `group_id IN $group_ids`, which the planner serves from the index.
+func enumerated(vis graph.Visible) error {
+	if vis.AnyAgentPublic {
+		return graph.Errorf(graph.EINTERNAL, "lists and searches take an enumerated visible set")
+	}
+	return nil
+}
+
+func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.CreateResult {
+	out := make([]graph.CreateResult, len(eps))
+	for i, e := range eps {
+		out[i] = db.createEpisode(ctx, e)
+	}
+	return out
+}
+
+func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateResult {
+	if e.IdempotencyKey != "" {
+		if prior, err := db.byIdempotencyKey(ctx, e); err != nil || prior != nil {
+			return replay(prior, e, err)
+		}
+	}
+	_, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", map[string]any{"props": episodeProps(e)})
+	if isConstraintViolation(err) && e.IdempotencyKey != "" {
+		// Another request with this key committed between our look-up and our write,
+		// or is committing now: one winner, and this one is told to retry.
+		return graph.CreateResult{Err: graph.Errorf(graph.ECONFLICT,
+			"a request with this Idempotency-Key is in flight; retry to get its result")}
+	}
+	if err != nil {
+		return graph.CreateResult{Err: err}
+	}
+	return graph.CreateResult{Episode: e}
+}
+
+func replay(prior, e *graph.Episode, err error) graph.CreateResult {
+	switch {
+	case err != nil:
+		return graph.CreateResult{Err: err}
+	case prior.RequestHash != e.RequestHash:
+		return graph.CreateResult{Err: graph.Errorf(graph.EUNPROCESSABLE,
+			"this Idempotency-Key was used for a different request")}
+	}
+	return graph.CreateResult{Episode: prior, Replayed: true}
+}
+
+// byIdempotencyKey finds the episode stored under e's key, searching the space e is
+// written to (the key is already scoped to host key and requester by its hash).
+func (db *DB) byIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_by_idempotency_key",
+		visParams(graph.Visible{GroupIDs: []string{e.GroupID}}, map[string]any{"key": e.IdempotencyKey}))
+	if err != nil || len(records) == 0 {
+		return nil, err
+	}
+	if records[0].Values[0] == nil {
+		return nil, nil
+	}
+	prior := episodeFromNode(records[0].Values[0].(neo4j.Node))
+	return prior, nil
+}
+
+func (db *DB) GetEpisode(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_get", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, errNotFound
+	}
+	return episodeFromNode(records[0].Values[0].(neo4j.Node)), nil
+}
+
+var errNotFound = graph.Errorf(graph.ENOTFOUND, "memory not found")
+
+func (db *DB) ListEpisodes(ctx context.Context, vis graph.Visible, agent string, page graph.PageRequest) (graph.EpisodePage, error) {
+	if err := enumerated(vis); err != nil {
+		return graph.EpisodePage{}, err
+	}
+	params := visParams(vis, map[string]any{"agent_id": nullable(agent), "limit": int64(page.Limit + 1)})
+	if err := cursorParams(page.Cursor, params); err != nil {
+		return graph.EpisodePage{}, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_list", params)
+	if err != nil {
+		return graph.EpisodePage{}, err
+	}
+	var out graph.EpisodePage
+	for i, r := range records {
+		if i == page.Limit {
+			out.HasMore = true
+			last := out.Episodes[len(out.Episodes)-1]
+			out.NextCursor = encodeCursor(last.CreatedAt, last.UUID)
+			break
+		}
+		out.Episodes = append(out.Episodes, episodeFromNode(r.Values[0].(neo4j.Node)))
+	}
+	return out, nil
+}
+
+func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visible, limit int) ([]graph.ScoredEpisode, error) {
+	if err := enumerated(vis); err != nil {
+		return nil, err
+	}
+	terms := cypher.LuceneTerms(query)
+	if terms == "" || len(vis.GroupIDs) == 0 {
+		return nil, nil
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_search",
+		visParams(vis, map[string]any{"query": terms, "limit": int64(limit)}))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.ScoredEpisode, 0, len(records))
+	for _, r := range records {
+		score, _ := r.Values[1].(float64)
+		out = append(out, graph.ScoredEpisode{Episode: episodeFromNode(r.Values[0].(neo4j.Node)), Score: score})
+	}
+	return out, nil
+}
+
+func (db *DB) DeleteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.AuditEvent, error)) error {
+	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		e, err := db.txGetEpisode(ctx, tx, id, vis)
+		if err != nil {
+			return nil, err
+		}
+		ev, err := authorize(e)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID}); err != nil {
+			return nil, err
+		}
+		return nil, db.txAudit(ctx, tx, ev)
+	})
+	return err
+}
+
+func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
+	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		e, err := db.txGetEpisode(ctx, tx, id, vis)
+		if err != nil {
+			return nil, err
+		}
+		copied, ev, err := authorize(e)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := db.txRun(ctx, tx, "episode_create", map[string]any{"props": episodeProps(copied)}); err != nil {
+			return nil, err
+		}
+		return copied, db.txAudit(ctx, tx, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.(*graph.Episode), nil
+}
+
+func (db *DB) txGetEpisode(ctx context.Context, tx neo4j.ManagedTransaction, id string, vis graph.Visible) (*graph.Episode, error) {
+	records, err := db.txRun(ctx, tx, "episode_get", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, errNotFound
+	}
+	return episodeFromNode(records[0].Values[0].(neo4j.Node)), nil
+}
+
+// isConstraintViolation reports a uniqueness constraint refusing a write.
+func isConstraintViolation(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && ne.Code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+}

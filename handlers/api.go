@@ -1,0 +1,221 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/service"
+)
+
+// api holds the /v1 routes that act for a requester.
+type api struct {
+	svc *service.Service
+}
+
+const callKey = "memgate.call"
+
+// requester resolves X-Requester-Id into the request's principal, once.
+func (a *api) requester(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		call, err := a.svc.Resolve(c.Request().Context(), hostOf(c), c.Request().Header.Get("X-Requester-Id"), requestID(c))
+		if err != nil {
+			return err
+		}
+		c.Set(callKey, call)
+		return next(c)
+	}
+}
+
+func callOf(c echo.Context) service.Call {
+	call, _ := c.Get(callKey).(service.Call)
+	return call
+}
+
+// routes registers every route that acts for a requester; each resolves the
+// principal first.
+func (a *api) routes(g *echo.Group) {
+	g.POST("/memories", a.addMemory, a.requester)
+	g.POST("/memories/batch", a.addBatch, a.requester)
+	g.POST("/memories/search", a.searchMemories, a.requester)
+	g.GET("/memories", a.listMemories, a.requester)
+	g.GET("/memories/:id", a.getMemory, a.requester)
+	g.DELETE("/memories/:id", a.deleteMemory, a.requester)
+	g.POST("/memories/:id/promote", a.promoteMemory, a.requester)
+
+	g.POST("/agents", a.createAgent, a.requester)
+	g.GET("/agents/:id", a.getAgent, a.requester)
+	g.DELETE("/agents/:id", a.deleteAgent, a.requester)
+	g.PUT("/agents/:id/owner", a.transferOwner, a.requester)
+	g.PUT("/agents/:id/shares/:principal", a.share(true), a.requester)
+	g.DELETE("/agents/:id/shares/:principal", a.share(false), a.requester)
+
+	g.POST("/teams", a.createTeam, a.requester)
+	g.GET("/teams/:team", a.getTeam, a.requester)
+	g.PUT("/teams/:team/members/:principal", a.setMember, a.requester)
+	g.DELETE("/teams/:team/members/:principal", a.removeMember, a.requester)
+	g.PUT("/promoters/:principal", a.setPromoter(true), a.requester)
+	g.DELETE("/promoters/:principal", a.setPromoter(false), a.requester)
+	g.GET("/audit", a.listAudit, a.requester)
+}
+
+// detail is the error body of one failed batch item.
+func (a *api) detail(c echo.Context, err error) *ErrorDetail {
+	_, code, message := classify(err)
+	return &ErrorDetail{Code: code, Message: message, RequestID: requestID(c)}
+}
+
+type agentRequest struct {
+	ID      string `json:"id"`
+	OwnerID string `json:"owner_id"`
+}
+
+type agentView struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	OwnerID    string    `json:"owner_id,omitempty"`
+	SharedWith []string  `json:"shared_with,omitempty"`
+	Spaces     []string  `json:"spaces"`
+}
+
+func agentViewOf(v service.AgentView) agentView {
+	return agentView{ID: v.ID, CreatedAt: v.CreatedAt, OwnerID: v.OwnerID, SharedWith: v.SharedWith,
+		Spaces: []string{graph.PrivateSpace(v.ID).GroupID(), graph.PublicSpace(v.ID).GroupID()}}
+}
+
+func (a *api) createAgent(c echo.Context) error {
+	var req agentRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	ag, err := a.svc.CreateAgent(c.Request().Context(), callOf(c), req.ID, req.OwnerID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, agentViewOf(service.AgentView{ID: ag.ID, CreatedAt: ag.CreatedAt, OwnerID: ag.OwnerID}))
+}
+
+func (a *api) getAgent(c echo.Context) error {
+	v, err := a.svc.GetAgent(c.Request().Context(), callOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, agentViewOf(v))
+}
+
+func (a *api) deleteAgent(c echo.Context) error {
+	n, err := a.svc.DeleteAgent(c.Request().Context(), callOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"erased_memories": n})
+}
+
+type ownerRequest struct {
+	OwnerID string `json:"owner_id"`
+}
+
+func (a *api) transferOwner(c echo.Context) error {
+	var req ownerRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if err := a.svc.TransferOwner(c.Request().Context(), callOf(c), c.Param("id"), req.OwnerID); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (a *api) share(grant bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := a.svc.Share(c.Request().Context(), callOf(c), c.Param("id"), c.Param("principal"), grant); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+type teamRequest struct {
+	Name string `json:"name"`
+}
+
+func (a *api) createTeam(c echo.Context) error {
+	var req teamRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if err := a.svc.CreateTeam(c.Request().Context(), callOf(c), req.Name); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"name": req.Name, "group_id": graph.TeamSpace(req.Name).GroupID()})
+}
+
+func (a *api) getTeam(c echo.Context) error {
+	t, err := a.svc.GetTeam(c.Request().Context(), callOf(c), c.Param("team"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"name": t.Name, "group_id": graph.TeamSpace(t.Name).GroupID(),
+		"created_at": t.CreatedAt, "members": t.Members})
+}
+
+type memberRequest struct {
+	Role graph.Role `json:"role"`
+}
+
+func (a *api) setMember(c echo.Context) error {
+	var req memberRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if req.Role == "" {
+		return graph.Errorf(graph.EINVALID, "role must be reader or writer")
+	}
+	if err := a.svc.SetMember(c.Request().Context(), callOf(c), c.Param("team"), c.Param("principal"), req.Role); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (a *api) removeMember(c echo.Context) error {
+	if err := a.svc.SetMember(c.Request().Context(), callOf(c), c.Param("team"), c.Param("principal"), ""); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (a *api) setPromoter(grant bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := a.svc.SetPromoter(c.Request().Context(), callOf(c), c.Param("principal"), grant); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+func (a *api) listAudit(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	since, err := queryTime(c, "since")
+	if err != nil {
+		return err
+	}
+	until, err := queryTime(c, "until")
+	if err != nil {
+		return err
+	}
+	f := graph.AuditFilter{Subject: c.QueryParam("subject"), Actor: c.QueryParam("actor"), Kind: c.QueryParam("kind"),
+		Since: since, Until: until, Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit}}
+	events, next, err := a.svc.ListAudit(c.Request().Context(), callOf(c), f)
+	if err != nil {
+		return err
+	}
+	if events == nil {
+		events = []*graph.AuditEvent{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": events, "next_cursor": next, "has_more": next != ""})
+}

@@ -1,0 +1,309 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/service"
+)
+
+// memoryRequest is the body of POST /v1/memories. messages is a string or a list of
+// {role, content, name?, timestamp?}.
+type memoryRequest struct {
+	AgentID           string          `json:"agent_id"`
+	Messages          json.RawMessage `json:"messages"`
+	Visibility        string          `json:"visibility"`
+	Team              string          `json:"team"`
+	Metadata          map[string]any  `json:"metadata"`
+	ReferenceTime     *time.Time      `json:"reference_time"`
+	Source            string          `json:"source"`
+	SourceDescription string          `json:"source_description"`
+	Tags              []string        `json:"tags"`
+	Priority          string          `json:"priority"`
+	ExpiresAt         *time.Time      `json:"expires_at"`
+	Confidence        *float64        `json:"confidence"`
+}
+
+type messageRequest struct {
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	Name      string     `json:"name"`
+	Timestamp *time.Time `json:"timestamp"`
+}
+
+func (r *memoryRequest) toNew() (service.NewMemory, error) {
+	m := service.NewMemory{
+		AgentID: r.AgentID, Visibility: r.Visibility, Team: r.Team, Metadata: r.Metadata,
+		ReferenceTime: r.ReferenceTime, Source: r.Source, SourceDescription: r.SourceDescription,
+		Tags: r.Tags, Priority: r.Priority, ExpiresAt: r.ExpiresAt, Confidence: r.Confidence,
+	}
+	raw := bytes.TrimSpace(r.Messages)
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+		return m, graph.Errorf(graph.EINVALID, "messages is required: a string or a list of {role, content}")
+	case raw[0] == '"':
+		if err := json.Unmarshal(raw, &m.Text); err != nil {
+			return m, graph.Errorf(graph.EINVALID, "messages is not a valid string")
+		}
+	case raw[0] == '[':
+		var msgs []messageRequest
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&msgs); err != nil {
+			return m, graph.Errorf(graph.EINVALID, "messages must be a list of {role, content, name?, timestamp?}")
+		}
+		m.Messages = make([]graph.Message, len(msgs))
+		for i, msg := range msgs {
+			m.Messages[i] = graph.Message{Role: msg.Role, Content: msg.Content, Name: msg.Name, Timestamp: msg.Timestamp}
+		}
+	default:
+		return m, graph.Errorf(graph.EINVALID, "messages must be a string or a list of {role, content}")
+	}
+	return m, nil
+}
+
+// memoryView is a memory as the API shows it.
+type memoryView struct {
+	ID                string          `json:"id"`
+	AgentID           string          `json:"agent_id"`
+	GroupID           string          `json:"group_id"`
+	Space             string          `json:"space"`
+	Status            string          `json:"status"`
+	Attempts          int             `json:"attempts"`
+	LastError         string          `json:"last_error,omitempty"`
+	Source            string          `json:"source"`
+	SourceDescription string          `json:"source_description,omitempty"`
+	Content           string          `json:"content"`
+	Messages          []graph.Message `json:"messages,omitempty"`
+	Metadata          map[string]any  `json:"metadata,omitempty"`
+	Tags              []string        `json:"tags,omitempty"`
+	Priority          string          `json:"priority,omitempty"`
+	Confidence        *float64        `json:"confidence,omitempty"`
+	ReferenceTime     time.Time       `json:"reference_time"`
+	CreatedAt         time.Time       `json:"created_at"`
+	ExpiresAt         *time.Time      `json:"expires_at,omitempty"`
+	PromotedFrom      string          `json:"promoted_from,omitempty"`
+	PromotedBy        string          `json:"promoted_by,omitempty"`
+	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
+	Score             *float64        `json:"score,omitempty"`
+}
+
+func viewOf(e *graph.Episode) memoryView {
+	return memoryView{
+		ID: e.UUID, AgentID: e.AgentID, GroupID: e.GroupID, Space: e.Space().Name(), Status: e.Status,
+		Attempts: e.Attempts, LastError: e.LastError, Source: e.Source, SourceDescription: e.SourceDescription,
+		Content: e.Content, Messages: e.Messages, Metadata: e.Metadata, Tags: e.Tags, Priority: e.Priority,
+		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
+		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt,
+	}
+}
+
+// accepted is the answer to an add: the episode is stored and queued.
+type accepted struct {
+	ID       string `json:"id"`
+	GroupID  string `json:"group_id"`
+	Status   string `json:"status"`
+	Confined bool   `json:"confined"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+func acceptedOf(a service.Added) accepted {
+	return accepted{ID: a.Episode.UUID, GroupID: a.Episode.GroupID, Status: a.Episode.Status, Confined: a.Confined, Replayed: a.Replayed}
+}
+
+const maxIdempotencyKey = 255
+
+func idempotencyKey(c echo.Context) (string, error) {
+	key := c.Request().Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		return "", graph.Errorf(graph.EINVALID, "Idempotency-Key is longer than %d bytes", maxIdempotencyKey)
+	}
+	return key, nil
+}
+
+func (a *api) addMemory(c echo.Context) error {
+	var req memoryRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	m, err := req.toNew()
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	added, errs := a.svc.Add(c.Request().Context(), callOf(c), []service.NewMemory{m}, key)
+	if errs[0] != nil {
+		return errs[0]
+	}
+	return c.JSON(http.StatusAccepted, acceptedOf(added[0]))
+}
+
+type batchRequest struct {
+	Items []memoryRequest `json:"items"`
+}
+
+type batchItem struct {
+	Index int `json:"index"`
+	*accepted
+	Error *ErrorDetail `json:"error,omitempty"`
+}
+
+// addBatch stores many memories, each on its own: the answer lists every item's
+// outcome, so a failed item never hides the ones that landed.
+func (a *api) addBatch(c echo.Context) error {
+	var req batchRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if len(req.Items) == 0 {
+		return graph.Errorf(graph.EINVALID, "items must not be empty")
+	}
+	if max := a.svc.Limits.BatchMaxItems; len(req.Items) > max {
+		return graph.Errorf(graph.EINVALID, "a batch holds at most %d items; got %d", max, len(req.Items))
+	}
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	items := make([]service.NewMemory, len(req.Items))
+	results := make([]batchItem, len(req.Items))
+	var valid []int
+	for i := range req.Items {
+		results[i].Index = i
+		m, err := req.Items[i].toNew()
+		if err != nil {
+			results[i].Error = a.detail(c, err)
+			continue
+		}
+		items[i] = m
+		valid = append(valid, i)
+	}
+	// Items are added in one call so batch idempotency keys stay per item index.
+	added, errs := a.svc.Add(c.Request().Context(), callOf(c), items, key)
+	for _, i := range valid {
+		if errs[i] != nil {
+			results[i].Error = a.detail(c, errs[i])
+			continue
+		}
+		acc := acceptedOf(added[i])
+		results[i].accepted = &acc
+	}
+	return c.JSON(http.StatusOK, map[string]any{"results": results})
+}
+
+func (a *api) getMemory(c echo.Context) error {
+	e, err := a.svc.Get(c.Request().Context(), callOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, viewOf(e))
+}
+
+type listResponse struct {
+	Items      []memoryView `json:"items"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+	HasMore    bool         `json:"has_more"`
+}
+
+func (a *api) listMemories(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	page, err := a.svc.List(c.Request().Context(), callOf(c), service.ListQuery{
+		AgentID: c.QueryParam("agent_id"), Space: c.QueryParam("space"),
+		Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit},
+	})
+	if err != nil {
+		return err
+	}
+	out := listResponse{Items: []memoryView{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
+	for _, e := range page.Episodes {
+		out.Items = append(out.Items, viewOf(e))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type searchRequest struct {
+	Query   string   `json:"query"`
+	AgentID string   `json:"agent_id"`
+	Limit   int      `json:"limit"`
+	Scopes  []string `json:"scopes"`
+}
+
+func (a *api) searchMemories(c echo.Context) error {
+	var req searchRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	hits, err := a.svc.Search(c.Request().Context(), callOf(c), service.SearchQuery{
+		Query: req.Query, AgentID: req.AgentID, Limit: req.Limit, Scopes: req.Scopes,
+	})
+	if err != nil {
+		return err
+	}
+	episodes := []memoryView{}
+	for _, h := range hits {
+		v := viewOf(h.Episode)
+		score := h.Score
+		v.Score = &score
+		episodes = append(episodes, v)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"episodes": episodes})
+}
+
+func (a *api) deleteMemory(c echo.Context) error {
+	if err := a.svc.Delete(c.Request().Context(), callOf(c), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+type promoteRequest struct {
+	Target string `json:"target"`
+}
+
+func (a *api) promoteMemory(c echo.Context) error {
+	var req promoteRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	e, err := a.svc.Promote(c.Request().Context(), callOf(c), c.Param("id"), req.Target)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, viewOf(e))
+}
+
+func queryInt(c echo.Context, name string) (int, error) {
+	s := c.QueryParam(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, graph.Errorf(graph.EINVALID, "%s must be a whole number", name)
+	}
+	return n, nil
+}
+
+func queryTime(c echo.Context, name string) (*time.Time, error) {
+	s := c.QueryParam(name)
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, graph.Errorf(graph.EINVALID, "%s must be an RFC 3339 time", name)
+	}
+	return &t, nil
+}

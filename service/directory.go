@@ -1,0 +1,201 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
+)
+
+// CreateAgent creates an agent owned by the caller, or by owner when an admin host
+// names one. ECONFLICT if the id exists.
+func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*graph.Agent, error) {
+	if err := graph.CheckID("id", id); err != nil {
+		return nil, err
+	}
+	if owner == "" {
+		owner = c.P.ID
+	}
+	if err := graph.CheckID("owner_id", owner); err != nil {
+		return nil, err
+	}
+	if owner != c.P.ID && !c.P.Host.Admin {
+		return nil, s.deny(ctx, c, id, "", "naming another owner needs an admin host key")
+	}
+	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), SharedWith: []string{}}
+	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "created, owner "+owner)
+	if err := s.Dir.CreateAgent(ctx, a, ev); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AgentView is an agent as one caller may see it: the owner and the shares only for
+// the owner and admin hosts.
+type AgentView struct {
+	ID         string
+	CreatedAt  time.Time
+	OwnerID    string
+	SharedWith []string
+}
+
+// GetAgent returns the agent; every authenticated requester may know an agent exists
+// (its public space is readable by all).
+func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, error) {
+	if err := graph.CheckID("id", id); err != nil {
+		return AgentView{}, err
+	}
+	a, err := s.Dir.GetAgent(ctx, id)
+	if err != nil {
+		return AgentView{}, err
+	}
+	v := AgentView{ID: a.ID, CreatedAt: a.CreatedAt}
+	if s.Auth.ManageAgent(c.P, a).Effect == access.Allow {
+		v.OwnerID, v.SharedWith = a.OwnerID, a.SharedWith
+	}
+	return v, nil
+}
+
+// manageable loads an agent and checks the caller may change it.
+func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Agent, error) {
+	if err := graph.CheckID("id", id); err != nil {
+		return nil, err
+	}
+	a, err := s.Dir.GetAgent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d := s.Auth.ManageAgent(c.P, a); d.Effect != access.Allow {
+		return nil, s.deny(ctx, c, id, graph.PrivateSpace(id).GroupID(), d.Reason)
+	}
+	return a, nil
+}
+
+// TransferOwner gives the agent to a new owner; shares granted by the old owner end.
+func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) error {
+	if err := graph.CheckID("owner_id", owner); err != nil {
+		return err
+	}
+	a, err := s.manageable(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "owner "+a.OwnerID+" -> "+owner)
+	return s.Dir.SetOwner(ctx, id, a.OwnerID, owner, ev)
+}
+
+// DeleteAgent erases the agent and both of its spaces.
+func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (int, error) {
+	a, err := s.manageable(ctx, c, id)
+	if err != nil {
+		return 0, err
+	}
+	ev := s.event(c, graph.AuditDeleted, id, graph.PrivateSpace(id).GroupID()+","+graph.PublicSpace(id).GroupID(), "agent erased")
+	return s.Dir.DeleteAgent(ctx, id, a.OwnerID, ev)
+}
+
+// Share grants (or revokes) principal read access to the agent's private space; only
+// the owner may.
+func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool) error {
+	if err := graph.CheckID("agent", agent); err != nil {
+		return err
+	}
+	if err := graph.CheckID("principal", principal); err != nil {
+		return err
+	}
+	a, err := s.Dir.GetAgent(ctx, agent)
+	if err != nil {
+		return err
+	}
+	space := graph.PrivateSpace(agent).GroupID()
+	if d := s.Auth.Share(c.P, a); d.Effect != access.Allow {
+		return s.deny(ctx, c, agent, space, d.Reason)
+	}
+	kind := graph.AuditShareRevoked
+	if grant {
+		kind = graph.AuditShareGranted
+	}
+	return s.Dir.SetShare(ctx, agent, principal, grant, s.event(c, kind, agent, space, "with "+principal))
+}
+
+// admin checks the caller's host is an admin one.
+func (s *Service) admin(ctx context.Context, c Call, subject string) error {
+	if d := s.Auth.Admin(c.P); d.Effect != access.Allow {
+		return s.deny(ctx, c, subject, "", d.Reason)
+	}
+	return nil
+}
+
+// CreateTeam creates a team (admin hosts).
+func (s *Service) CreateTeam(ctx context.Context, c Call, name string) error {
+	if err := graph.CheckID("name", name); err != nil {
+		return err
+	}
+	if err := s.admin(ctx, c, name); err != nil {
+		return err
+	}
+	return s.Dir.CreateTeam(ctx, name, s.event(c, graph.AuditMembershipChanged, name, graph.TeamSpace(name).GroupID(), "team created"))
+}
+
+// GetTeam shows a team to admin hosts and its members; ENOTFOUND to anyone else.
+func (s *Service) GetTeam(ctx context.Context, c Call, name string) (*graph.Team, error) {
+	if err := graph.CheckID("team", name); err != nil {
+		return nil, err
+	}
+	if c.P.Teams[name] == "" && s.Auth.Admin(c.P).Effect != access.Allow {
+		return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
+	}
+	return s.Dir.GetTeam(ctx, name)
+}
+
+// SetMember adds a member with a role, changes its role, or (role "") removes it.
+func (s *Service) SetMember(ctx context.Context, c Call, team, principal string, role graph.Role) error {
+	if err := graph.CheckID("team", team); err != nil {
+		return err
+	}
+	if err := graph.CheckID("principal", principal); err != nil {
+		return err
+	}
+	switch role {
+	case "", graph.RoleReader, graph.RoleWriter:
+	default:
+		return graph.Errorf(graph.EINVALID, "role must be reader or writer")
+	}
+	if err := s.admin(ctx, c, team); err != nil {
+		return err
+	}
+	reason := principal + " removed"
+	if role != "" {
+		reason = principal + " is " + string(role)
+	}
+	return s.Dir.SetMember(ctx, team, principal, role, s.event(c, graph.AuditMembershipChanged, team, graph.TeamSpace(team).GroupID(), reason))
+}
+
+// SetPromoter grants or revokes the promoter role (admin hosts).
+func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, promoter bool) error {
+	if err := graph.CheckID("principal", principal); err != nil {
+		return err
+	}
+	if err := s.admin(ctx, c, principal); err != nil {
+		return err
+	}
+	reason := "revoked"
+	if promoter {
+		reason = "granted"
+	}
+	return s.Dir.SetPromoter(ctx, principal, promoter, s.event(c, graph.AuditPromoterChanged, principal, "global", reason))
+}
+
+// ListAudit lists audit events (admin hosts).
+func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) ([]*graph.AuditEvent, string, error) {
+	if err := s.admin(ctx, c, "audit"); err != nil {
+		return nil, "", err
+	}
+	limit, err := s.pageSize(f.Page.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	f.Page.Limit = limit
+	return s.Audit.ListAudit(ctx, f)
+}

@@ -1,0 +1,425 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
+)
+
+// NewMemory is one memory to add, as a client described it. It has no group_id,
+// owner or status: where it lands is decided here.
+type NewMemory struct {
+	AgentID           string
+	Visibility        string // private, public, team, global; empty: the configured default
+	Team              string
+	Text              string          // a plain text episode
+	Messages          []graph.Message // or a conversation
+	Source            string          // message, text, json; empty: from the content
+	SourceDescription string
+	Metadata          map[string]any
+	ReferenceTime     *time.Time
+	Tags              []string
+	Priority          string
+	ExpiresAt         *time.Time
+	Confidence        *float64
+}
+
+// Added is the outcome of one add.
+type Added struct {
+	Episode  *graph.Episode
+	Confined bool // stored in the agent's private space instead of the team asked for
+	Replayed bool
+}
+
+const (
+	maxTags          = 32
+	maxTagBytes      = 64
+	maxMessages      = 1000
+	maxMetadataBytes = 16 << 10
+	maxNameBytes     = 128
+)
+
+// validate checks every field and returns the space named (before authorization).
+func (s *Service) validate(m *NewMemory) (graph.Space, error) {
+	if err := graph.CheckID("agent_id", m.AgentID); err != nil {
+		return graph.Space{}, err
+	}
+	var space graph.Space
+	vis := m.Visibility
+	if vis == "" {
+		vis = s.Limits.DefaultVisibility
+	}
+	switch vis {
+	case "private":
+		space = graph.PrivateSpace(m.AgentID)
+	case "public":
+		space = graph.PublicSpace(m.AgentID)
+	case "global":
+		space = graph.GlobalSpace
+	case "team":
+		if err := graph.CheckID("team", m.Team); err != nil {
+			return graph.Space{}, err
+		}
+		space = graph.TeamSpace(m.Team)
+	default:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "visibility must be private, public, team or global")
+	}
+	if vis != "team" && m.Team != "" {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "team is only for visibility team")
+	}
+
+	switch {
+	case m.Text != "" && m.Messages != nil:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "messages is either a string or a list, not both")
+	case strings.TrimSpace(m.Text) == "" && len(m.Messages) == 0:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "messages must not be empty")
+	case len(m.Messages) > maxMessages:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "messages has %d entries; at most %d", len(m.Messages), maxMessages)
+	}
+	for i, msg := range m.Messages {
+		if strings.TrimSpace(msg.Content) == "" {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "messages[%d].content must not be empty", i)
+		}
+		if msg.Role == "" || len(msg.Role) > 32 || strings.ContainsAny(msg.Role, "\n\r:") {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "messages[%d].role must be a short word such as user or assistant", i)
+		}
+		if len(msg.Name) > maxNameBytes || strings.ContainsAny(msg.Name, "\n\r") {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "messages[%d].name is too long or spans lines", i)
+		}
+	}
+	switch m.Source {
+	case "":
+	case graph.SourceMessage, graph.SourceText:
+	case graph.SourceJSON:
+		if m.Messages != nil || !json.Valid([]byte(m.Text)) {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "source json needs messages to be a string holding JSON")
+		}
+	default:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "source must be message, text or json")
+	}
+	if len(m.SourceDescription) > 512 {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "source_description is longer than 512 bytes")
+	}
+	if len(m.Tags) > maxTags {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "at most %d tags", maxTags)
+	}
+	for i, t := range m.Tags {
+		if t == "" || len(t) > maxTagBytes || !utf8.ValidString(t) || strings.ContainsAny(t, "\n\r\x00") {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "tags[%d] must be 1 to %d bytes on one line", i, maxTagBytes)
+		}
+	}
+	switch m.Priority {
+	case "", "low", "medium", "high":
+	default:
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "priority must be low, medium or high")
+	}
+	if m.Confidence != nil && (*m.Confidence < 0 || *m.Confidence > 1 || *m.Confidence != *m.Confidence) {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "confidence must be between 0 and 1")
+	}
+	if m.ExpiresAt != nil && !m.ExpiresAt.After(s.Now()) {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "expires_at must be in the future")
+	}
+	if m.Metadata != nil {
+		b, err := json.Marshal(m.Metadata)
+		if err != nil || len(b) > maxMetadataBytes {
+			return graph.Space{}, graph.Errorf(graph.EINVALID, "metadata must be a JSON object of at most %d bytes", maxMetadataBytes)
+		}
+	}
+	if n := len(renderContent(m)); n > s.Limits.MaxContentBytes {
+		return graph.Space{}, graph.Errorf(graph.ETOOLARGE, "content is %d bytes; at most %d", n, s.Limits.MaxContentBytes)
+	}
+	if !utf8.ValidString(renderContent(m)) {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "content must be valid UTF-8")
+	}
+	return space, nil
+}
+
+// renderContent is the episode text: the string, or the messages one per line as
+// Graphiti renders conversation episodes.
+func renderContent(m *NewMemory) string {
+	if m.Messages == nil {
+		return m.Text
+	}
+	var b strings.Builder
+	for _, msg := range m.Messages {
+		who := msg.Role
+		if msg.Name != "" {
+			who = msg.Name + " (" + msg.Role + ")"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", who, msg.Content)
+	}
+	return b.String()
+}
+
+// Add stores memories: each is validated, authorized and stored on its own, so one
+// item's failure leaves the others intact. idemKey (may be empty) makes retries safe;
+// in a batch each item gets its own key derived from it.
+func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
+	out, errs := make([]Added, len(items)), make([]error, len(items))
+	for i := range items {
+		key := idemKey
+		if key != "" && len(items) > 1 {
+			key = fmt.Sprintf("%s#%d", idemKey, i)
+		}
+		out[i], errs[i] = s.addOne(ctx, c, &items[i], key)
+	}
+	return out, errs
+}
+
+func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey string) (Added, error) {
+	space, err := s.validate(m)
+	if err != nil {
+		return Added{}, err
+	}
+	if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
+		return Added{}, err
+	}
+	d := s.Auth.Write(c.P, m.AgentID, space)
+	if d.Effect == access.Deny {
+		return Added{}, s.deny(ctx, c, m.AgentID, space.GroupID(), d.Reason)
+	}
+	content := renderContent(m)
+	if s.Limits.RefuseCredentials {
+		if reason := access.FindSecret(content + "\n" + metadataText(m.Metadata)); reason != "" {
+			return Added{}, graph.Errorf(graph.EUNPROCESSABLE,
+				"refused: the content carries %s; memgate never stores credentials", reason)
+		}
+	}
+	e := s.newEpisode(c, m, d.Space, content)
+	if idemKey != "" {
+		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.ID, idemKey)
+		e.RequestHash = requestHash(m)
+	}
+	res := s.Mem.CreateEpisodes(ctx, []*graph.Episode{e})[0]
+	if res.Err != nil {
+		return Added{}, res.Err
+	}
+	return Added{Episode: res.Episode, Confined: d.Effect == access.Confine, Replayed: res.Replayed}, nil
+}
+
+func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content string) *graph.Episode {
+	now := s.Now().UTC()
+	validAt := now
+	if m.ReferenceTime != nil {
+		validAt = m.ReferenceTime.UTC()
+	}
+	source := m.Source
+	if source == "" {
+		source = graph.SourceText
+		if m.Messages != nil {
+			source = graph.SourceMessage
+		}
+	}
+	sum := sha256.Sum256([]byte(content))
+	return &graph.Episode{
+		UUID: uuid.NewString(), Name: episodeName(content), GroupID: space.GroupID(), AgentID: m.AgentID,
+		Source: source, SourceDescription: m.SourceDescription, Content: content, Messages: m.Messages,
+		CreatedAt: now, ValidAt: validAt, Status: graph.StatusQueued, RequesterID: c.P.ID,
+		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
+		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]),
+	}
+}
+
+// episodeName is the first line of the content, shortened: Graphiti's episode name.
+func episodeName(content string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	if len(line) > 80 {
+		cut := 80
+		for !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = line[:cut] + "…"
+	}
+	return line
+}
+
+func metadataText(m map[string]any) string {
+	if m == nil {
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func hashOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// requestHash identifies the content of a request, to tell a replay from the reuse of
+// a key for something else.
+func requestHash(m *NewMemory) string {
+	b, _ := json.Marshal(m)
+	return hashOf(string(b))
+}
+
+// Get returns a memory the caller can see; ENOTFOUND otherwise.
+func (s *Service) Get(ctx context.Context, c Call, id string) (*graph.Episode, error) {
+	if err := checkUUID(id); err != nil {
+		return nil, err
+	}
+	return s.Mem.GetEpisode(ctx, id, s.Auth.Visible(c.P))
+}
+
+func checkUUID(id string) error {
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return graph.Errorf(graph.ENOTFOUND, "memory not found")
+	}
+	return nil
+}
+
+// ListQuery selects a list of memories.
+type ListQuery struct {
+	AgentID string
+	Space   string // private, public, team:<name>, global; empty: all of the agent's visible spaces
+	Page    graph.PageRequest
+}
+
+// List lists the memories of one space, or of one agent's visible spaces. A space
+// outside the caller's visible set answers ENOTFOUND, as if it did not exist.
+func (s *Service) List(ctx context.Context, c Call, q ListQuery) (graph.EpisodePage, error) {
+	limit, err := s.pageSize(q.Page.Limit)
+	if err != nil {
+		return graph.EpisodePage{}, err
+	}
+	q.Page.Limit = limit
+	if q.AgentID != "" {
+		if err := graph.CheckID("agent_id", q.AgentID); err != nil {
+			return graph.EpisodePage{}, err
+		}
+	}
+	if q.Space == "" {
+		if q.AgentID == "" {
+			return graph.EpisodePage{}, graph.Errorf(graph.EINVALID, "agent_id or space is required")
+		}
+		if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+			return graph.EpisodePage{}, err
+		}
+		return s.Mem.ListEpisodes(ctx, s.Auth.VisibleForAgent(c.P, q.AgentID, nil), "", q.Page)
+	}
+	space, err := graph.ParseSpaceName(q.AgentID, q.Space)
+	if err != nil {
+		return graph.EpisodePage{}, err
+	}
+	agentFilter := ""
+	switch space.Kind {
+	case graph.SpacePrivate, graph.SpacePublic:
+		if q.AgentID == "" {
+			return graph.EpisodePage{}, graph.Errorf(graph.EINVALID, "agent_id is required for space %s", q.Space)
+		}
+	default:
+		agentFilter = q.AgentID
+	}
+	if !s.Auth.Visible(c.P).Contains(space.GroupID()) {
+		return graph.EpisodePage{}, graph.Errorf(graph.ENOTFOUND, "space not found")
+	}
+	return s.Mem.ListEpisodes(ctx, graph.Visible{GroupIDs: []string{space.GroupID()}}, agentFilter, q.Page)
+}
+
+// SearchQuery is a search request.
+type SearchQuery struct {
+	Query   string
+	AgentID string
+	Scopes  []string // team:<name>, global
+	Limit   int
+}
+
+const maxQueryBytes = 4096
+
+// Search runs a fulltext search over the agent's spaces the caller can see, widened
+// by the scopes within the visible set. Text naming agent:<id> or team:<name> outside
+// it is audited as crafted_query before the search runs; the search still runs.
+func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) ([]graph.ScoredEpisode, error) {
+	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(q.Query) == "" {
+		return nil, graph.Errorf(graph.EINVALID, "query must not be empty")
+	}
+	if len(q.Query) > maxQueryBytes {
+		return nil, graph.Errorf(graph.EINVALID, "query is longer than %d bytes", maxQueryBytes)
+	}
+	limit, err := s.pageSize(q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	var scopes []graph.Space
+	for _, name := range q.Scopes {
+		sp, err := graph.ParseSpaceName(q.AgentID, name)
+		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
+			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
+		}
+		scopes = append(scopes, sp)
+	}
+	if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+		return nil, err
+	}
+	for _, target := range s.Auth.CraftedTargets(c.P, q.Query) {
+		ev := s.event(c, graph.AuditCraftedQuery, q.AgentID, target, "search text names a space outside the visible set")
+		if err := s.Audit.RecordAudit(ctx, ev); err != nil {
+			return nil, graph.Wrap(graph.EUNAVAILABLE, err, "could not record the audit event; retry later")
+		}
+	}
+	return s.Mem.SearchEpisodes(ctx, q.Query, s.Auth.VisibleForAgent(c.P, q.AgentID, scopes), limit)
+}
+
+// Delete removes a memory and what only it supports. ENOTFOUND when the caller cannot
+// see it; an audited EFORBIDDEN when it can see but not change it.
+func (s *Service) Delete(ctx context.Context, c Call, id string) error {
+	if err := checkUUID(id); err != nil {
+		return err
+	}
+	err := s.Mem.DeleteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.AuditEvent, error) {
+		if d := s.Auth.Delete(c.P, e.Space()); d.Effect != access.Allow {
+			return nil, forbid(e.UUID, e.GroupID, d.Reason)
+		}
+		return s.event(c, graph.AuditDeleted, e.UUID, e.GroupID, ""), nil
+	})
+	return s.recordIfForbidden(ctx, c, err)
+}
+
+// Promote copies a memory the caller can see into a team space or the global space,
+// with provenance; the copy is queued for extraction in its new space.
+func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*graph.Episode, error) {
+	if err := checkUUID(id); err != nil {
+		return nil, err
+	}
+	to, err := graph.ParseSpaceName("", target)
+	if err != nil || (to.Kind != graph.SpaceTeam && to.Kind != graph.SpaceGlobal) {
+		return nil, graph.Errorf(graph.EINVALID, "target must be team:<name> or global")
+	}
+	copied, err := s.Mem.PromoteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
+		if d := s.Auth.Promote(c.P, to); d.Effect != access.Allow {
+			return nil, nil, forbid(e.UUID, to.GroupID(), d.Reason)
+		}
+		if e.GroupID == to.GroupID() {
+			return nil, nil, graph.Errorf(graph.EINVALID, "the memory is already in %s", target)
+		}
+		now := s.Now().UTC()
+		cp := *e
+		cp.UUID, cp.GroupID, cp.CreatedAt = uuid.NewString(), to.GroupID(), now
+		cp.Status, cp.Attempts, cp.LastError = graph.StatusQueued, 0, ""
+		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
+		cp.PromotedFrom, cp.PromotedBy, cp.PromotedAt = e.UUID, c.P.ID, &now
+		cp.IdempotencyKey, cp.RequestHash = "", ""
+		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
+	})
+	if err != nil {
+		return nil, s.recordIfForbidden(ctx, c, err)
+	}
+	return copied, nil
+}

@@ -1,0 +1,109 @@
+// Package service holds memgate's use cases: every memory, agent and team operation,
+// authorized once by the Authorizer, audited, and stored through graph's interfaces.
+// REST handlers and MCP tools both call it, so they cannot disagree.
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
+)
+
+// Limits are the configurable bounds of requests.
+type Limits struct {
+	DefaultVisibility string // private or public
+	RefuseCredentials bool
+	MaxContentBytes   int
+	BatchMaxItems     int
+	PageSizeDefault   int
+	PageSizeMax       int
+}
+
+// Service is the application layer.
+type Service struct {
+	Auth   access.Authorizer
+	Dir    graph.Directory
+	Mem    graph.Memories
+	Audit  graph.AuditLog
+	Limits Limits
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Call is one request: the resolved principal and the request id audit events carry.
+type Call struct {
+	P         access.Principal
+	RequestID string
+}
+
+// Resolve builds the principal of requester once per request. An error while
+// resolving denies the request (EUNAVAILABLE), never lets it through.
+func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requestID string) (Call, error) {
+	if err := graph.CheckID("X-Requester-Id", requester); err != nil {
+		return Call{}, err
+	}
+	facts, err := s.Dir.ResolvePrincipal(ctx, requester)
+	if err != nil {
+		if graph.ErrorCode(err) == graph.EINTERNAL {
+			err = graph.Wrap(graph.EUNAVAILABLE, err, "could not resolve the requester; retry later")
+		}
+		return Call{}, err
+	}
+	return Call{P: access.NewPrincipal(requester, host, facts), RequestID: requestID}, nil
+}
+
+// event builds an audit event of c's.
+func (s *Service) event(c Call, kind, subject, space, reason string) *graph.AuditEvent {
+	return &graph.AuditEvent{
+		ID: uuid.NewString(), Kind: kind, At: s.Now().UTC(), Actor: c.P.ID, Subject: subject,
+		HostKey: c.P.Host.Name, Space: space, Reason: reason, RequestID: c.RequestID,
+	}
+}
+
+// deny records a namespace_denied event in its own transaction and returns the 403.
+// When the event cannot be stored the request fails with EUNAVAILABLE instead: no
+// refusal goes unrecorded.
+func (s *Service) deny(ctx context.Context, c Call, subject, space, reason string) error {
+	if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditNamespaceDenied, subject, space, reason)); err != nil {
+		return graph.Wrap(graph.EUNAVAILABLE, err, "the request was refused but the refusal could not be recorded; retry later")
+	}
+	return graph.Errorf(graph.EFORBIDDEN, "%s", reason)
+}
+
+// forbidden is the error an authorize callback returns inside a store transaction;
+// the caller records it with deny once the transaction has rolled back.
+type forbidden struct{ subject, space, reason string }
+
+func (f *forbidden) Error() string { return f.reason }
+
+func forbid(subject, space, reason string) error {
+	return &graph.Error{Code: graph.EFORBIDDEN, Message: reason, Err: &forbidden{subject, space, reason}}
+}
+
+// recordIfForbidden turns a forbidden error from a transaction into an audited 403.
+func (s *Service) recordIfForbidden(ctx context.Context, c Call, err error) error {
+	var f *forbidden
+	if errors.As(err, &f) {
+		return s.deny(ctx, c, f.subject, f.space, f.reason)
+	}
+	return err
+}
+
+func (s *Service) pageSize(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, graph.Errorf(graph.EINVALID, "limit must not be negative")
+	case limit == 0:
+		return s.Limits.PageSizeDefault, nil
+	case limit > s.Limits.PageSizeMax:
+		return s.Limits.PageSizeMax, nil // documented: clamped to the maximum
+	}
+	return limit, nil
+}
+
