@@ -12,9 +12,13 @@ import (
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/handlers"
+	"github.com/memgate/memgate/service"
 )
 
 // newServer serves the API over a real test database with the given host keys.
+// bodyLimit is small so the limit is easy to test; 256K holds every test body.
+var bodyLimit = "256K"
+
 func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
 	t.Helper()
 	if testing.Short() {
@@ -24,9 +28,15 @@ func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db, log := neo4jtest.DB(t), neo4jtest.Logger(t)
+	svc := &service.Service{
+		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Audit: db, Log: log, Now: time.Now,
+		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
+			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
+	}
 	e := handlers.New(handlers.Deps{
-		Log: neo4jtest.Logger(t), Keys: ring, Ready: neo4jtest.DB(t),
-		BodyLimit: "1K", HandlerTimeout: 5 * time.Second, Version: "test",
+		Log: log, Keys: ring, Ready: db, Service: svc,
+		BodyLimit: bodyLimit, HandlerTimeout: 10 * time.Second, Version: "test",
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
@@ -154,7 +164,7 @@ func TestErrors_OneShape(t *testing.T) {
 	})
 	t.Run("BodyTooLarge", func(t *testing.T) {
 		resp, body := do(t, "POST", srv.URL+"/v1/whoami", map[string]string{"Content-Type": "application/json"},
-			`{"x":"`+strings.Repeat("a", 2048)+`"}`)
+			`{"x":"`+strings.Repeat("a", 300<<10)+`"}`)
 		mustErrorBody(t, resp, body, http.StatusRequestEntityTooLarge, "too_large")
 	})
 	t.Run("RequestIDKeptWhenWellFormed", func(t *testing.T) {

@@ -1,0 +1,415 @@
+package handlers_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/access/accesstest"
+)
+
+// Host keys of the matrix: a trusted host, an admin host, a confined host.
+var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined"}
+
+func matrixKeyring() []access.KeySpec {
+	return []access.KeySpec{
+		{Name: "agent-host", SHA256: access.HashKey(matrixKeys["trusted"]), Trusted: true},
+		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
+		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"])},
+	}
+}
+
+// client speaks for one requester through one host key.
+type client struct {
+	t         *testing.T
+	base, key string
+	requester string
+}
+
+func (c client) do(method, path string, body any) (int, []byte) {
+	c.t.Helper()
+	var text string
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		text = string(b)
+	}
+	resp, out := do(c.t, method, c.base+path, map[string]string{
+		"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json",
+	}, text)
+	return resp.StatusCode, out
+}
+
+// must does a request that has to succeed with want, and decodes the answer.
+func (c client) must(want int, method, path string, body any, into any) {
+	c.t.Helper()
+	status, out := c.do(method, path, body)
+	if status != want {
+		c.t.Fatalf("%s %s as %s: status %d, want %d: %s", method, path, c.requester, status, want, out)
+	}
+	if into != nil {
+		if err := json.Unmarshal(out, into); err != nil {
+			c.t.Fatalf("%s %s: %v: %s", method, path, err, out)
+		}
+	}
+}
+
+type added struct {
+	ID       string `json:"id"`
+	GroupID  string `json:"group_id"`
+	Confined bool   `json:"confined"`
+}
+
+type memory struct {
+	ID           string `json:"id"`
+	GroupID      string `json:"group_id"`
+	PromotedFrom string `json:"promoted_from"`
+}
+
+// world is the matrix world made real through the API, with ids suffixed per run.
+type world struct {
+	m        *accesstest.Matrix
+	suffix   string
+	base     string
+	t        *testing.T
+	seeds    map[string]string // space column -> memory id (system: an audit event id)
+	tokens   map[string]string // space column -> a word only its seed holds
+	groupIDs map[string]string // space column -> group_id
+}
+
+func (w *world) id(name string) string { return name + "-" + w.suffix }
+
+func (w *world) as(requester, host string) client {
+	return client{t: w.t, base: w.base, key: matrixKeys[host], requester: w.id(requester)}
+}
+
+func (w *world) principal(name string) client {
+	p := w.m.Principals[name]
+	return w.as(p.Requester, p.Host)
+}
+
+// spaceArgs returns the agent and the team a column names.
+func (w *world) spaceArgs(column string) (agent, visibility, team string) {
+	switch column {
+	case "a_private", "a_public", "b_private", "b_public":
+		parts := strings.SplitN(column, "_", 2)
+		return w.id(parts[0]), parts[1], ""
+	case "team_x":
+		return "", "team", w.id("x")
+	case "team_y":
+		return "", "team", w.id("y")
+	}
+	return "", column, "" // global, system
+}
+
+// writer returns the world member who writes seeds in column, and their agent.
+func (w *world) writer(column string) (client, string) {
+	switch column {
+	case "a_private", "a_public":
+		return w.as("alice", "trusted"), w.id("a")
+	case "b_private", "b_public":
+		return w.as("bob", "trusted"), w.id("b")
+	case "team_x":
+		return w.as("xwriter", "trusted"), w.id("xw")
+	case "team_y":
+		return w.as("yuri", "trusted"), w.id("yu")
+	}
+	return w.as("pat", "trusted"), w.id("p")
+}
+
+// seed writes one memory into column and returns its id.
+func (w *world) seed(column, text string) string {
+	c, own := w.writer(column)
+	agent, visibility, team := w.spaceArgs(column)
+	if agent == "" {
+		agent = own
+	}
+	if column == "global" {
+		var a added
+		c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": own, "visibility": "public", "messages": text}, &a)
+		var m memory
+		c.must(http.StatusAccepted, "POST", "/v1/memories/"+a.ID+"/promote", map[string]any{"target": "global"}, &m)
+		return m.ID
+	}
+	body := map[string]any{"agent_id": agent, "visibility": visibility, "messages": text}
+	if team != "" {
+		body["team"] = team
+	}
+	var a added
+	c.must(http.StatusAccepted, "POST", "/v1/memories", body, &a)
+	if a.GroupID != w.groupIDs[column] {
+		w.t.Fatalf("seed in %s landed in %s", column, a.GroupID)
+	}
+	return a.ID
+}
+
+func newWorld(t *testing.T, base string) *world {
+	m, err := accesstest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	w := &world{m: m, suffix: hex.EncodeToString(b[:]), base: base, t: t,
+		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{}}
+	for _, col := range m.Spaces {
+		agent, visibility, team := w.spaceArgs(col)
+		switch {
+		case agent != "":
+			w.groupIDs[col] = "agent-" + agent + "-" + visibility
+		case team != "":
+			w.groupIDs[col] = "team-" + team
+		default:
+			w.groupIDs[col] = col
+		}
+	}
+
+	root := w.as("root", "admin")
+	for agent, owner := range m.World.Agents {
+		root.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": w.id(agent), "owner_id": w.id(owner)}, nil)
+	}
+	for team, members := range m.World.Teams {
+		root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": w.id(team)}, nil)
+		for member, role := range members {
+			root.must(http.StatusNoContent, "PUT", "/v1/teams/"+w.id(team)+"/members/"+w.id(member), map[string]any{"role": role}, nil)
+		}
+	}
+	for _, p := range m.World.Promoters {
+		root.must(http.StatusNoContent, "PUT", "/v1/promoters/"+w.id(p), nil, nil)
+	}
+	for agent, grantees := range m.World.Shares {
+		for _, g := range grantees {
+			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g), nil, nil)
+		}
+	}
+	for _, col := range m.Spaces {
+		w.tokens[col] = fmt.Sprintf("tok%s%s", strings.ReplaceAll(col, "_", ""), w.suffix)
+		if col == "system" {
+			continue
+		}
+		w.seeds[col] = w.seed(col, "seed memory of "+col+" "+w.tokens[col])
+	}
+	// The system space holds audit events; take the id of one to ask for.
+	var audit struct {
+		Events []struct{ ID string } `json:"events"`
+	}
+	root.must(http.StatusOK, "GET", "/v1/audit?limit=1&actor="+w.id("root"), nil, &audit)
+	if len(audit.Events) != 1 {
+		t.Fatal("no audit event to use as the system space's memory")
+	}
+	w.seeds["system"] = audit.Events[0].ID
+	return w
+}
+
+// TestMatrix runs every cell of access/testdata/matrix.json through the HTTP API on a
+// real Neo4j, then checks that list and search agree with get, and that every 403
+// left exactly one namespace_denied audit event.
+func TestMatrix(t *testing.T) {
+	srv := newServer(t, matrixKeyring())
+	w := newWorld(t, srv.URL)
+	cells, err := w.m.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(cells, func(i, j int) bool { // creates first, deletes last, as listed
+		return opOrder(cells[i].Operation) < opOrder(cells[j].Operation)
+	})
+
+	forbidden := map[string]int{} // requester -> 403s seen
+	listed := map[string]map[string]string{}
+	for _, c := range cells {
+		got, ids := w.run(c)
+		if got == "403" {
+			forbidden[w.principal(c.Principal).requester]++
+		}
+		if got != c.Want {
+			t.Errorf("%s %s %s = %s, want %s", c.Principal, c.Operation, c.Space, got, c.Want)
+		}
+		if listed[c.Principal] == nil {
+			listed[c.Principal] = map[string]string{}
+		}
+		for id, group := range ids {
+			listed[c.Principal][id] = group
+		}
+	}
+
+	t.Run("ListAndSearchAgreeWithGet", func(t *testing.T) {
+		for name, ids := range listed {
+			cl := w.principal(name)
+			readable := map[string]bool{}
+			for i, col := range w.m.Spaces {
+				if strings.Fields(w.m.Expect[name]["get"])[i] == "allow" {
+					readable[w.groupIDs[col]] = true
+				}
+			}
+			// Beyond the matrix columns: the principal's own agent, and every public space.
+			own := w.id(w.m.Principals[name].Agent)
+			if w.m.World.Agents[w.m.Principals[name].Agent] == w.m.Principals[name].Requester {
+				readable["agent-"+own+"-private"], readable["agent-"+own+"-public"] = true, true
+			}
+			for id, group := range ids {
+				if !readable[group] && !(strings.HasPrefix(group, "agent-") && strings.HasSuffix(group, "-public")) {
+					t.Errorf("%s was shown %s in %s, outside its visible set", name, id, group)
+				}
+				if status, body := cl.do("GET", "/v1/memories/"+id, nil); status != http.StatusOK {
+					t.Errorf("%s was shown %s by list or search, but GET answers %d: %s", name, id, status, body)
+				}
+			}
+		}
+	})
+
+	t.Run("EveryForbiddenIsAudited", func(t *testing.T) {
+		root := w.as("root", "admin")
+		total403, totalEvents := 0, 0
+		for requester, n := range forbidden {
+			events := 0
+			cursor := ""
+			for {
+				var page struct {
+					Events     []json.RawMessage `json:"events"`
+					NextCursor string            `json:"next_cursor"`
+				}
+				q := url.Values{"kind": {"namespace_denied"}, "actor": {requester}, "limit": {"100"}, "cursor": {cursor}}
+				root.must(http.StatusOK, "GET", "/v1/audit?"+q.Encode(), nil, &page)
+				events += len(page.Events)
+				if cursor = page.NextCursor; cursor == "" {
+					break
+				}
+			}
+			if events != n {
+				t.Errorf("%s: %d responses were 403, %d namespace_denied events", requester, n, events)
+			}
+			total403 += n
+			totalEvents += events
+		}
+		t.Logf("403 responses: %d, namespace_denied events: %d", total403, totalEvents)
+	})
+}
+
+func opOrder(op string) int {
+	for i, o := range accesstest.Operations {
+		if o == op {
+			return i
+		}
+	}
+	return len(accesstest.Operations)
+}
+
+// run performs one cell and returns its outcome and the memories it was shown.
+func (w *world) run(c accesstest.Cell) (string, map[string]string) {
+	cl := w.principal(c.Principal)
+	own := w.id(w.m.Principals[c.Principal].Agent)
+	agent, visibility, team := w.spaceArgs(c.Space)
+	shown := map[string]string{}
+	switch c.Operation {
+	case "create":
+		if agent == "" {
+			agent = own
+		}
+		body := map[string]any{"agent_id": agent, "visibility": visibility, "messages": "created by the matrix"}
+		if team != "" {
+			body["team"] = team
+		}
+		status, out := cl.do("POST", "/v1/memories", body)
+		var a added
+		_ = json.Unmarshal(out, &a)
+		switch {
+		case status != http.StatusAccepted:
+			return fmt.Sprint(status), nil
+		case a.Confined && a.GroupID == "agent-"+agent+"-private":
+			return "confine", nil
+		case !a.Confined && a.GroupID == w.groupIDs[c.Space]:
+			return "allow", nil
+		}
+		return "landed in " + a.GroupID, nil
+	case "get":
+		status, out := cl.do("GET", "/v1/memories/"+w.seeds[c.Space], nil)
+		var m memory
+		_ = json.Unmarshal(out, &m)
+		if status == http.StatusOK && m.ID == w.seeds[c.Space] {
+			return "allow", nil
+		}
+		return fmt.Sprint(status), nil
+	case "list":
+		q := url.Values{"limit": {"100"}}
+		switch {
+		case agent != "":
+			q.Set("agent_id", agent)
+			q.Set("space", visibility)
+		case team != "":
+			q.Set("space", "team:"+team)
+		default:
+			q.Set("space", c.Space)
+		}
+		status, out := cl.do("GET", "/v1/memories?"+q.Encode(), nil)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		var page struct{ Items []memory }
+		_ = json.Unmarshal(out, &page)
+		found := false
+		for _, m := range page.Items {
+			shown[m.ID] = m.GroupID
+			found = found || m.ID == w.seeds[c.Space]
+		}
+		return map[bool]string{true: "allow", false: "listed without its seed"}[found], shown
+	case "search":
+		body := map[string]any{"query": "memory " + w.tokens[c.Space], "agent_id": agent, "limit": 100}
+		switch {
+		case team != "":
+			body["agent_id"], body["scopes"] = own, []string{"team:" + team}
+		case agent == "":
+			body["agent_id"], body["scopes"] = own, []string{"global"}
+		}
+		status, out := cl.do("POST", "/v1/memories/search", body)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		var res struct{ Episodes []memory }
+		_ = json.Unmarshal(out, &res)
+		found := false
+		for _, m := range res.Episodes {
+			shown[m.ID] = m.GroupID
+			found = found || m.ID == w.seeds[c.Space]
+		}
+		return map[bool]string{true: "found", false: "absent"}[found], shown
+	case "delete":
+		id := w.seeds["system"]
+		if c.Space != "system" {
+			id = w.seed(c.Space, "to be deleted")
+		}
+		status, body := cl.do("DELETE", "/v1/memories/"+id, nil)
+		if status != http.StatusNoContent {
+			return fmt.Sprint(status), nil
+		}
+		writer, _ := w.writer(c.Space)
+		if c.Space == "global" {
+			writer = cl
+		}
+		if status, _ := writer.do("GET", "/v1/memories/"+id, nil); status != http.StatusNotFound {
+			return fmt.Sprintf("deleted, but GET answers %d: %s", status, body), nil
+		}
+		return "allow", nil
+	case "promote":
+		status, out := cl.do("POST", "/v1/memories/"+w.seeds[c.Space]+"/promote", map[string]any{"target": "global"})
+		var m memory
+		_ = json.Unmarshal(out, &m)
+		switch {
+		case status != http.StatusAccepted:
+			return fmt.Sprint(status), nil
+		case m.GroupID == "global" && m.PromotedFrom == w.seeds[c.Space]:
+			return "allow", nil
+		}
+		return "promoted wrongly: " + string(out), nil
+	}
+	return "unknown operation", nil
+}
