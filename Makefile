@@ -1,11 +1,14 @@
 # memgate — the commands of the README. Each works on a fresh machine.
-.PHONY: run test build migrate neo4j-start neo4j-stop
+.PHONY: run test bench build migrate neo4j-start neo4j-stop
 
 run:            ## the service with embedded defaults: local Neo4j, offline extractor
 	scripts/run
 
 test:           ## the whole suite against a real local Neo4j
 	scripts/test
+
+bench:          ## every benchmark, side by side; rewrites BENCHMARKS.md
+	scripts/bench
 
 build:
 	go build -o memgate ./cmd/memgate

@@ -106,4 +106,3 @@ func (s *Service) pageSize(limit int) (int, error) {
 	}
 	return limit, nil
 }
-

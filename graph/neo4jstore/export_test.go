@@ -2,6 +2,7 @@ package neo4jstore
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -32,4 +33,45 @@ func (db *DB) CreateTwoEntitiesWithOneUUID(ctx context.Context) error {
 		return db.storeError("test_unique", err)
 	}
 	return nil
+}
+
+// SearchEpisodesUnfiltered is the fulltext search without any group restriction: the
+// reference the benchmark compares the filtered search with. It exists only in tests.
+func (db *DB) SearchEpisodesUnfiltered(ctx context.Context, query string, limit int) (int, error) {
+	res, err := neo4j.ExecuteQuery(ctx, db.driver,
+		"CALL db.index.fulltext.queryNodes('episode_content', $query) YIELD node AS e, score "+
+			"RETURN e, score LIMIT $limit",
+		map[string]any{"query": query, "limit": int64(limit)}, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Records), nil
+}
+
+// Ping runs the cheapest query there is: the floor of one Bolt round trip.
+func (db *DB) Ping(ctx context.Context) error {
+	_, err := neo4j.ExecuteQuery(ctx, db.driver, "RETURN 1", nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
+	return err
+}
+
+// SearchEpisodesPrefiltered writes the group restriction into the Lucene query as
+// well as the Cypher WHERE, the way Graphiti restricts fulltext search. memgate does
+// not do this; the benchmark measures it to weigh the option.
+func (db *DB) SearchEpisodesPrefiltered(ctx context.Context, query string, groupIDs []string, limit int) (int, error) {
+	quoted := make([]string, len(groupIDs))
+	for i, g := range groupIDs {
+		quoted[i] = `"` + g + `"`
+	}
+	lucene := "(" + query + ") AND group_id:(" + strings.Join(quoted, " OR ") + ")"
+	res, err := neo4j.ExecuteQuery(ctx, db.driver,
+		"CALL db.index.fulltext.queryNodes('episode_content', $query) YIELD node AS e, score "+
+			"WHERE e.group_id IN $group_ids RETURN e, score LIMIT $limit",
+		map[string]any{"query": lucene, "group_ids": groupIDs, "limit": int64(limit)}, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Records), nil
 }

@@ -3,6 +3,7 @@ package neo4jstore
 import (
 	"context"
 	"errors"
+	"sort"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -140,6 +141,7 @@ func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visibl
 		score, _ := r.Values[1].(float64)
 		out = append(out, graph.ScoredEpisode{Episode: episodeFromNode(r.Values[0].(neo4j.Node)), Score: score})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ package neo4jtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore"
 )
 
@@ -120,3 +122,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = testWriter{}
+
+// AuditEvent returns a maker of distinct audit events for changes tests make directly
+// through the store.
+func AuditEvent(run string) func() *graph.AuditEvent {
+	n := 0
+	return func() *graph.AuditEvent {
+		n++
+		return &graph.AuditEvent{ID: fmt.Sprintf("test-%s-%d", run, n), Kind: graph.AuditMembershipChanged,
+			At: time.Now().UTC(), Actor: "test", Subject: run, HostKey: "test"}
+	}
+}

@@ -1,0 +1,15 @@
+# Sourced by scripts/test and scripts/bench: a Neo4j for the run. Uses
+# MEMGATE_TEST_NEO4J_URI when set; otherwise starts the local launcher on port 7688
+# with data under .data/neo4j-test (wiped first) and stops it when the script exits.
+if [ -z "${MEMGATE_TEST_NEO4J_URI:-}" ]; then
+  export NEO4J_LOCAL_BOLT_PORT=${MEMGATE_TEST_NEO4J_PORT:-7688}
+  export NEO4J_LOCAL_HTTP_PORT=0
+  export NEO4J_LOCAL_DATA=.data/neo4j-test
+  if ! scripts/neo4j-local status >/dev/null; then
+    rm -rf .data/neo4j-test
+    trap 'scripts/neo4j-local stop' EXIT
+  fi
+  MEMGATE_TEST_NEO4J_URI=$(scripts/neo4j-local start)
+  export MEMGATE_TEST_NEO4J_URI
+fi
+echo "test Neo4j: $MEMGATE_TEST_NEO4J_URI" >&2
