@@ -46,7 +46,7 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 			return replay(prior, e, err)
 		}
 	}
-	_, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", map[string]any{"props": episodeProps(e)})
+	_, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", episodeParams(e))
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -173,7 +173,7 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := db.txRun(ctx, tx, "episode_create", map[string]any{"props": episodeProps(copied)}); err != nil {
+		if _, err := db.txRun(ctx, tx, "episode_create", episodeParams(copied)); err != nil {
 			return nil, err
 		}
 		return copied, db.txAudit(ctx, tx, ev)
