@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/service"
 )
 
 // ownerWorld is one fresh agent with its owner, through a trusted host in dev mode.
@@ -366,5 +369,28 @@ func TestSearch_CraftedQueryAudited(t *testing.T) {
 		if strings.Contains(e.Reason, "plans") {
 			t.Fatal("the audit event stores query text")
 		}
+	}
+}
+
+// TestAllPublicModel runs the deployment of seeds/a4s-memory-public.md: public by
+// default, private writes refused.
+func TestAllPublicModel(t *testing.T) {
+	t.Parallel()
+	srv := newServerWith(t, nil, func(s *service.Service) {
+		s.Auth = access.Policy{AllowPrivate: false}
+		s.Limits.DefaultVisibility = "public"
+	})
+	w := &world{base: srv.URL, t: t, suffix: randomSuffix()}
+	owner, other := w.as("owner", "trusted"), w.as("other", "trusted")
+	agent := w.id("agent")
+	owner.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	var a added
+	owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "shared by default"}, &a)
+	if a.GroupID != "agent-"+agent+"-public" {
+		t.Fatalf("default write landed in %s, want the public space", a.GroupID)
+	}
+	other.must(http.StatusOK, "GET", "/v1/memories/"+a.ID, nil, nil)
+	if status, _ := owner.do("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "x", "visibility": "private"}); status != http.StatusForbidden {
+		t.Fatalf("a private write: %d, want 403", status)
 	}
 }

@@ -21,6 +21,12 @@ var bodyLimit = "256K"
 
 func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
 	t.Helper()
+	return newServerWith(t, keys, func(*service.Service) {})
+}
+
+// newServerWith is newServer with the service adjusted first (policy, limits).
+func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Service)) *httptest.Server {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test")
 	}
@@ -34,6 +40,7 @@ func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}
+	adjust(svc)
 	e := handlers.New(handlers.Deps{
 		Log: log, Keys: ring, Ready: db, Service: svc,
 		BodyLimit: bodyLimit, HandlerTimeout: 10 * time.Second, Version: "test",
