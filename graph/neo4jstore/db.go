@@ -44,6 +44,9 @@ var queryNames = []string{
 	"principal_resolve", "principal_set_promoter",
 	"agent_create", "agent_get", "agent_set_owner", "agent_delete", "agent_share", "agent_unshare",
 	"team_create", "team_get", "team_member_set", "team_member_remove",
+	"episode_claimable", "episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_complete",
+	"episode_requeue", "queue_depth", "episode_recent", "entity_candidates", "facts_of",
+	"entities_save", "mentions_save", "facts_save",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a

@@ -1,0 +1,3 @@
+MATCH (e:Episodic {uuid: $uuid})
+SET e.status = 'done', e.entity_edges = $entity_edges, e.last_error = '',
+    e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null

@@ -1,0 +1,163 @@
+// Package extract is the ingestion pipeline: it claims queued episodes, reads entities
+// and facts out of each with an Extractor (an OpenAI-compatible LLM, or the offline
+// heuristic one), embeds them, resolves them against the episode's own space only, and
+// saves the result in one transaction. It imports graph only.
+package extract
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// Extractor reads the entities and facts of one episode. previous are the latest
+// processed episodes of the same space, newest first, for context.
+type Extractor interface {
+	Extract(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) (*graph.Extracted, error)
+}
+
+// Embedder turns texts into vectors of a fixed dimension, in one call.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EntityType is a kind of entity the extractor may assign; it becomes a node label.
+type EntityType struct {
+	Name        string
+	Description string
+}
+
+// DefaultEntityTypes are used when the configuration names none.
+var DefaultEntityTypes = []EntityType{
+	{"Person", "a human being, named"},
+	{"Organization", "a company, institution, team or other group"},
+	{"Location", "a place: city, country, address, building"},
+	{"Event", "something that happens at a time: a meeting, a trip, a release"},
+	{"Product", "a product, tool, service or piece of software"},
+	{"Concept", "an idea, topic, skill or field"},
+}
+
+// Limits on what one episode may add; output beyond them is dropped, never stored.
+const (
+	maxEntities     = 50
+	maxFacts        = 100
+	maxNameRunes    = 100
+	maxSummaryRunes = 500
+	maxFactRunes    = 500
+	maxRelation     = 60
+)
+
+var relationPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// Clean validates and normalises extractor output, whoever produced it: names and
+// text lose control characters and are cut to size, types outside types are dropped,
+// relations become SCREAMING_SNAKE_CASE, facts naming an entity the output does not
+// list are dropped, dates outside years 1000-2999 are dropped. Nothing raw reaches
+// the graph.
+func Clean(x *graph.Extracted, types []EntityType) *graph.Extracted {
+	out := &graph.Extracted{}
+	if x == nil {
+		return out
+	}
+	known := map[string]string{} // normalized name -> name as kept
+	for _, e := range x.Entities {
+		name := cleanText(e.Name, maxNameRunes)
+		key := Normalize(name)
+		if key == "" || known[key] != "" || len(out.Entities) == maxEntities {
+			continue
+		}
+		known[key] = name
+		out.Entities = append(out.Entities, graph.ExtractedEntity{
+			Name: name, Type: typeName(e.Type, types), Summary: cleanText(e.Summary, maxSummaryRunes),
+		})
+	}
+	for _, f := range x.Facts {
+		src, tgt := known[Normalize(f.Source)], known[Normalize(f.Target)]
+		rel := relationName(f.Relation)
+		if src == "" || tgt == "" || src == tgt || rel == "" || len(out.Facts) == maxFacts {
+			continue
+		}
+		text := cleanText(f.Fact, maxFactRunes)
+		if text == "" {
+			text = src + " " + strings.ToLower(strings.ReplaceAll(rel, "_", " ")) + " " + tgt
+		}
+		valid, invalid := saneTime(f.ValidAt), saneTime(f.InvalidAt)
+		if valid != nil && invalid != nil && invalid.Before(*valid) {
+			invalid = nil
+		}
+		out.Facts = append(out.Facts, graph.ExtractedFact{Source: src, Target: tgt, Relation: rel, Fact: text,
+			ValidAt: valid, InvalidAt: invalid})
+	}
+	return out
+}
+
+// Normalize is the form names are compared in: lower case, single spaces, no
+// surrounding punctuation.
+func Normalize(name string) string {
+	name = strings.ToLower(strings.Join(strings.Fields(name), " "))
+	return strings.TrimFunc(name, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+func cleanText(s string, maxRunes int) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > maxRunes {
+		s = string([]rune(s)[:maxRunes])
+	}
+	return s
+}
+
+func typeName(t string, types []EntityType) string {
+	for _, et := range types {
+		if strings.EqualFold(strings.TrimSpace(t), et.Name) {
+			return et.Name
+		}
+	}
+	return ""
+}
+
+// relationName turns "works at" or "works-at" into WORKS_AT; a relation with any
+// other character than letters, digits, spaces, hyphens and underscores is refused.
+func relationName(r string) string {
+	for _, c := range r {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' || c == '-' || c == '_') {
+			return ""
+		}
+	}
+	var b strings.Builder
+	underscore := false
+	for _, c := range strings.ToUpper(strings.TrimSpace(r)) {
+		switch {
+		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			b.WriteRune(c)
+			underscore = false
+		case !underscore && b.Len() > 0: // space, hyphen, underscore
+			b.WriteByte('_')
+			underscore = true
+		}
+	}
+	rel := strings.TrimRight(b.String(), "_")
+	if len(rel) > maxRelation || !relationPattern.MatchString(rel) {
+		return ""
+	}
+	return rel
+}
+
+func saneTime(t *time.Time) *time.Time {
+	if t == nil || t.Year() < 1000 || t.Year() > 2999 {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

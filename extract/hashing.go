@@ -1,0 +1,77 @@
+package extract
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"strings"
+	"unicode"
+)
+
+// Hashing is the offline embedder: feature hashing of word unigrams and bigrams and
+// of character trigrams into a fixed number of dimensions, L2-normalised. Texts that
+// share words land near each other; it knows nothing of synonyms. No network, no key.
+type Hashing struct {
+	Dimensions int
+}
+
+func (h Hashing) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = h.vector(t)
+	}
+	return out, nil
+}
+
+func (h Hashing) vector(text string) []float32 {
+	v := make([]float32, h.Dimensions)
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	add := func(feature string, weight float32) {
+		f := fnv.New64a()
+		f.Write([]byte(feature))
+		sum := f.Sum64()
+		sign := float32(1)
+		if sum>>63 == 1 {
+			sign = -1
+		}
+		v[sum%uint64(h.Dimensions)] += sign * weight
+	}
+	for i, w := range words {
+		add("w:"+w, 1)
+		if i > 0 {
+			add("b:"+words[i-1]+" "+w, 0.5)
+		}
+		padded := []rune(" " + w + " ")
+		for j := 0; j+3 <= len(padded); j++ {
+			add("c:"+string(padded[j:j+3]), 0.25)
+		}
+	}
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := range v {
+			v[i] *= inv
+		}
+	}
+	return v
+}
+
+// Cosine is the cosine similarity of two vectors of one dimension.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}

@@ -1,0 +1,111 @@
+package extract_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/graph"
+)
+
+func TestHeuristic(t *testing.T) {
+	extract1 := func(text string) *graph.Extracted {
+		x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: text}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return extract.Clean(x, extract.DefaultEntityTypes)
+	}
+
+	x := extract1("Alice works at Acme as an engineer.")
+	if len(x.Entities) != 2 || x.Entities[0].Name != "Alice" || x.Entities[0].Type != "Person" ||
+		x.Entities[1].Name != "Acme" || x.Entities[1].Type != "Organization" {
+		t.Fatalf("entities = %+v", x.Entities)
+	}
+	if len(x.Facts) != 1 || x.Facts[0].Relation != "WORKS_AT" || x.Facts[0].Source != "Alice" || x.Facts[0].Target != "Acme" {
+		t.Fatalf("facts = %+v", x.Facts)
+	}
+
+	x = extract1("In March 2024 Alice left Acme and joined Globex.")
+	march := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	if len(x.Facts) != 2 {
+		t.Fatalf("facts = %+v, want left Acme and joined Globex", x.Facts)
+	}
+	left, joined := x.Facts[0], x.Facts[1]
+	if left.Target != "Acme" || left.InvalidAt == nil || !left.InvalidAt.Equal(march) || left.ValidAt != nil {
+		t.Errorf("left = %+v, want WORKS_AT Acme ending 2024-03", left)
+	}
+	if joined.Source != "Alice" || joined.Target != "Globex" || joined.ValidAt == nil || !joined.ValidAt.Equal(march) {
+		t.Errorf("joined = %+v, want Alice WORKS_AT Globex from 2024-03", joined)
+	}
+	for _, e := range x.Entities {
+		if e.Name == "March" || e.Name == "In" {
+			t.Errorf("%q taken for a name", e.Name)
+		}
+	}
+
+	if x := extract1("the weather was nice and nothing happened"); len(x.Entities) != 0 || len(x.Facts) != 0 {
+		t.Errorf("lower-case text gave %+v", x)
+	}
+}
+
+func TestClean(t *testing.T) {
+	valid := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	early := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	absurd := time.Date(40000, 1, 1, 0, 0, 0, 0, time.UTC)
+	long := make([]byte, 5000)
+	for i := range long {
+		long[i] = 'x'
+	}
+	x := extract.Clean(&graph.Extracted{
+		Entities: []graph.ExtractedEntity{
+			{Name: "  Alice\x00\n Smith ", Type: "person", Summary: string(long)},
+			{Name: "alice smith", Type: "Person"}, // duplicate by normalized name
+			{Name: "Robert'); MATCH (n) DETACH DELETE n //", Type: "Hacker`:Admin"},
+			{Name: "   "},
+			{Name: "Acme", Type: "Organization"},
+		},
+		Facts: []graph.ExtractedFact{
+			{Source: "Alice Smith", Target: "Acme", Relation: "works at", Fact: "", ValidAt: &valid, InvalidAt: &early},
+			{Source: "Alice Smith", Target: "Nobody", Relation: "KNOWS"},
+			{Source: "Acme", Target: "Acme", Relation: "IS"},
+			{Source: "Acme", Target: "alice smith", Relation: "`]->() DELETE x //", ValidAt: &absurd},
+			{Source: "Acme", Target: "alice smith", Relation: "employs", ValidAt: &absurd},
+		},
+	}, extract.DefaultEntityTypes)
+	if len(x.Entities) != 3 {
+		t.Fatalf("entities = %+v", x.Entities)
+	}
+	if x.Entities[0].Name != "Alice Smith" || x.Entities[0].Type != "Person" || len([]rune(x.Entities[0].Summary)) != 500 {
+		t.Errorf("first entity = %q %q (%d)", x.Entities[0].Name, x.Entities[0].Type, len(x.Entities[0].Summary))
+	}
+	if x.Entities[1].Type != "" {
+		t.Errorf("an unknown type became label %q", x.Entities[1].Type)
+	}
+	if len(x.Facts) != 2 {
+		t.Fatalf("facts = %+v", x.Facts)
+	}
+	if f := x.Facts[0]; f.Relation != "WORKS_AT" || f.Fact == "" || f.InvalidAt != nil || f.ValidAt == nil {
+		t.Errorf("fact = %+v, want WORKS_AT with a sentence and no invalid_at before valid_at", f)
+	}
+	if f := x.Facts[1]; f.Relation != "EMPLOYS" || f.ValidAt != nil || f.Target != "Alice Smith" {
+		t.Errorf("fact = %+v, want EMPLOYS without the absurd date", f)
+	}
+}
+
+func TestHashing(t *testing.T) {
+	h := extract.Hashing{Dimensions: 256}
+	v, _ := h.Embed(context.Background(), []string{"Alice works at Acme", "Alice is employed at Acme", "tomato garden recipe"})
+	if len(v[0]) != 256 {
+		t.Fatalf("dimension %d", len(v[0]))
+	}
+	near, far := extract.Cosine(v[0], v[1]), extract.Cosine(v[0], v[2])
+	if near <= far || near < 0.4 {
+		t.Fatalf("similar texts %.2f, unrelated %.2f", near, far)
+	}
+	again, _ := h.Embed(context.Background(), []string{"Alice works at Acme"})
+	if extract.Cosine(v[0], again[0]) < 0.9999 {
+		t.Fatal("not deterministic")
+	}
+}

@@ -1,0 +1,221 @@
+// Package llmtest is a scripted OpenAI-compatible server for tests: chat completions
+// answer from fixtures keyed by text of the episode, embeddings are deterministic
+// vectors, and faults (429, 500, timeouts, empty and malformed output) can be injected
+// at a rate. It is the only thing memgate's tests put in place of a real service.
+package llmtest
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fault is what a failing call gets.
+type Fault string
+
+const (
+	Fault429       Fault = "429"
+	Fault500       Fault = "500"
+	FaultTimeout   Fault = "timeout"   // answers after Delay + the client's timeout
+	FaultEmpty     Fault = "empty"     // a completion with no content
+	FaultMalformed Fault = "malformed" // content that is not the JSON asked for
+)
+
+// Server is the scripted endpoint. Set fields before use or under Lock.
+type Server struct {
+	*httptest.Server
+
+	mu       sync.Mutex
+	fixtures []fixture
+	failRate float64
+	faults   []Fault
+	delay    time.Duration
+	hang     time.Duration
+
+	ChatCalls      atomic.Int64
+	EmbeddingCalls atomic.Int64
+	Failures       atomic.Int64
+	n              atomic.Int64
+}
+
+type fixture struct {
+	key    string
+	answer string
+}
+
+// New starts a server; Close it when done.
+func New() *Server {
+	s := &Server{hang: 5 * time.Second}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", s.chat)
+	mux.HandleFunc("/v1/embeddings", s.embeddings)
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// URL of the API root, for llm.base_url.
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Answer makes chat completions whose current episode contains key answer with v
+// (marshalled to JSON). The first matching fixture wins.
+func (s *Server) Answer(key string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	s.AnswerRaw(key, string(b))
+}
+
+// AnswerRaw answers with content as is, for malformed output.
+func (s *Server) AnswerRaw(key, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fixtures = append(s.fixtures, fixture{key: key, answer: content})
+}
+
+// Fail makes a fraction rate of calls (0 to 1, spread evenly) fail with the faults in
+// turn.
+func (s *Server) Fail(rate float64, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failRate, s.faults = rate, faults
+}
+
+// Latency delays every answer.
+func (s *Server) Latency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// HangFor sets how long a timeout fault holds the call.
+func (s *Server) HangFor(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hang = d
+}
+
+// fault decides whether this call fails, spreading failures evenly over calls.
+func (s *Server) fault() Fault {
+	s.mu.Lock()
+	rate, faults, delay := s.failRate, s.faults, s.delay
+	s.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	n := s.n.Add(1)
+	if rate <= 0 || len(faults) == 0 {
+		return ""
+	}
+	if math.Floor(float64(n)*rate) == math.Floor(float64(n-1)*rate) {
+		return ""
+	}
+	s.Failures.Add(1)
+	return faults[int(n)%len(faults)]
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.ChatCalls.Add(1)
+	var req struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	content := `{"entities":[],"facts":[]}`
+	prompt := req.Messages[len(req.Messages)-1].Content
+	if i := strings.Index(prompt, "<current_episode>"); i >= 0 {
+		prompt = prompt[i:]
+	}
+	s.mu.Lock()
+	for _, f := range s.fixtures {
+		if strings.Contains(prompt, f.key) {
+			content = f.answer
+			break
+		}
+	}
+	hang := s.hang
+	s.mu.Unlock()
+
+	switch s.fault() {
+	case Fault429:
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`, http.StatusTooManyRequests)
+		return
+	case Fault500:
+		http.Error(w, `{"error":{"message":"boom","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	case FaultTimeout:
+		select {
+		case <-r.Context().Done():
+		case <-time.After(hang):
+		}
+		return
+	case FaultEmpty:
+		content = ""
+	case FaultMalformed:
+		content = `{"entities": [{"name": "half`
+	}
+	writeJSON(w, map[string]any{
+		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": content}}},
+		"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(content) / 4,
+			"total_tokens": (len(prompt) + len(content)) / 4},
+	})
+}
+
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	s.EmbeddingCalls.Add(1)
+	var req struct {
+		Input      []string `json:"input"`
+		Dimensions int      `json:"dimensions"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Dimensions <= 0 {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	switch s.fault() {
+	case Fault429:
+		http.Error(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`, http.StatusTooManyRequests)
+		return
+	case Fault500, FaultEmpty, FaultMalformed, FaultTimeout:
+		http.Error(w, `{"error":{"message":"boom","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	}
+	data := make([]any, len(req.Input))
+	for i, text := range req.Input {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Vector(text, req.Dimensions)}
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": data, "model": "scripted",
+		"usage": map[string]any{"prompt_tokens": 1, "total_tokens": 1}})
+}
+
+// Vector is the deterministic unit vector the server answers for text.
+func Vector(text string, dims int) []float32 {
+	v := make([]float32, dims)
+	var norm float64
+	for i := range v {
+		h := fnv.New32a()
+		h.Write([]byte(text))
+		h.Write([]byte{byte(i), byte(i >> 8)})
+		v[i] = float32(h.Sum32()%2000)/1000 - 1
+		norm += float64(v[i]) * float64(v[i])
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(norm))
+	}
+	return v
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

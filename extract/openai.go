@@ -1,0 +1,273 @@
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// OpenAIOptions configure the client for any OpenAI-compatible endpoint (OpenAI,
+// Ollama, vLLM, llama.cpp server).
+type OpenAIOptions struct {
+	BaseURL        string // empty: api.openai.com
+	APIKey         string
+	Model          string
+	Timeout        time.Duration // per call
+	MaxConcurrency int           // calls in flight at once, across all workers
+	MaxRetries     int           // after the first try, on 429, 5xx, timeouts and unparseable output
+	RetryBase      time.Duration // first retry delay, doubled per retry, with jitter
+	Dimensions     int           // embeddings
+	Metrics        *Metrics
+	Log            *slog.Logger
+}
+
+// OpenAI is the LLM extractor and embedder through go-openai.
+type OpenAI struct {
+	opts   OpenAIOptions
+	client *openai.Client
+	slots  chan struct{}
+	types  []EntityType
+	schema json.RawMessage
+}
+
+// NewOpenAI builds the client; types are the entity types the extractor may assign.
+func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
+	cfg := openai.DefaultConfig(opts.APIKey)
+	if opts.BaseURL != "" {
+		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	}
+	cfg.HTTPClient = &http.Client{Timeout: opts.Timeout}
+	if opts.RetryBase == 0 {
+		opts.RetryBase = 500 * time.Millisecond
+	}
+	return &OpenAI{opts: opts, client: openai.NewClientWithConfig(cfg), slots: make(chan struct{}, max(opts.MaxConcurrency, 1)),
+		types: types, schema: extractionSchema(types)}
+}
+
+// extractionSchema is the JSON schema of the structured output: strict, so every field
+// is present (null where unknown).
+func extractionSchema(types []EntityType) json.RawMessage {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Name
+	}
+	nullableDate := map[string]any{"type": []string{"string", "null"}, "description": "ISO 8601 date or date-time, or null"}
+	schema := map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"entities", "facts"},
+		"properties": map[string]any{
+			"entities": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"name", "type", "summary"},
+				"properties": map[string]any{
+					"name":    map[string]any{"type": "string"},
+					"type":    map[string]any{"type": "string", "enum": append(names, "Other")},
+					"summary": map[string]any{"type": "string"},
+				}}},
+			"facts": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "additionalProperties": false,
+				"required": []string{"source", "target", "relation", "fact", "valid_at", "invalid_at"},
+				"properties": map[string]any{
+					"source":     map[string]any{"type": "string"},
+					"target":     map[string]any{"type": "string"},
+					"relation":   map[string]any{"type": "string", "description": "SCREAMING_SNAKE_CASE, e.g. WORKS_AT"},
+					"fact":       map[string]any{"type": "string"},
+					"valid_at":   nullableDate,
+					"invalid_at": nullableDate,
+				}}},
+		},
+	}
+	b, _ := json.Marshal(schema)
+	return b
+}
+
+const extractionInstructions = `You read one episode of an AI agent's memory and list what it says about the world.
+Entities: the people, organisations, places, events, products and ideas it names, each once, with its type and a one-sentence summary of what the episode says about it.
+Facts: relations between two of those entities, each with a relation in SCREAMING_SNAKE_CASE, a short sentence stating it, and when it started (valid_at) and stopped (invalid_at) holding in the world, as ISO 8601, or null when the episode does not say. Resolve relative dates against the reference time.
+A fact that the episode says has ended gets invalid_at. Use only the earlier episodes to understand this one; do not repeat their facts unless this episode restates them. Answer with JSON only.`
+
+// Extract makes one structured-output call for the episode.
+func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) (*graph.Extracted, error) {
+	var types strings.Builder
+	for _, t := range o.types {
+		fmt.Fprintf(&types, "- %s: %s\n", t.Name, t.Description)
+	}
+	var earlier strings.Builder
+	for i := len(previous) - 1; i >= 0; i-- {
+		fmt.Fprintf(&earlier, "<episode reference_time=%q>\n%s\n</episode>\n", previous[i].ValidAt.Format(time.RFC3339), previous[i].Content)
+	}
+	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\nReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
+		types.String(), earlier.String(), ep.ValidAt.Format(time.RFC3339), ep.Content)
+	req := openai.ChatCompletionRequest{
+		Model:       o.opts.Model,
+		Temperature: 0,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: extractionInstructions},
+			{Role: openai.ChatMessageRoleUser, Content: user},
+		},
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "extraction", Schema: o.schema, Strict: true},
+		},
+	}
+	var out *graph.Extracted
+	err := o.retry(ctx, "chat", func(ctx context.Context) error {
+		resp, err := o.client.CreateChatCompletion(ctx, req)
+		if err != nil {
+			return err
+		}
+		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
+		o.opts.Metrics.OutputTokens.Add(int64(resp.Usage.CompletionTokens))
+		if len(resp.Choices) == 0 {
+			return errMalformed{"no choices"}
+		}
+		out, err = parseExtraction(resp.Choices[0].Message.Content)
+		return err
+	})
+	return out, err
+}
+
+// errMalformed is output that does not parse: retried like a server error.
+type errMalformed struct{ why string }
+
+func (e errMalformed) Error() string { return "malformed LLM output: " + e.why }
+
+func parseExtraction(content string) (*graph.Extracted, error) {
+	content = strings.TrimSpace(content)
+	if content == "" {
+		return nil, errMalformed{"empty"}
+	}
+	var raw struct {
+		Entities []graph.ExtractedEntity `json:"entities"`
+		Facts    []struct {
+			Source, Target, Relation, Fact string
+			ValidAt                        *string `json:"valid_at"`
+			InvalidAt                      *string `json:"invalid_at"`
+		} `json:"facts"`
+	}
+	if err := json.Unmarshal([]byte(content), &raw); err != nil {
+		return nil, errMalformed{"not the extraction JSON"}
+	}
+	out := &graph.Extracted{Entities: raw.Entities}
+	for _, f := range raw.Facts {
+		out.Facts = append(out.Facts, graph.ExtractedFact{Source: f.Source, Target: f.Target, Relation: f.Relation,
+			Fact: f.Fact, ValidAt: parseDate(f.ValidAt), InvalidAt: parseDate(f.InvalidAt)})
+	}
+	return out, nil
+}
+
+// parseDate reads the date forms models write; anything else is unknown (nil).
+func parseDate(s *string) *time.Time {
+	if s == nil {
+		return nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02", "2006-01", "2006"} {
+		if t, err := time.Parse(layout, strings.TrimSpace(*s)); err == nil {
+			t = t.UTC()
+			return &t
+		}
+	}
+	return nil
+}
+
+// Embed embeds texts in one call.
+func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	var out [][]float32
+	err := o.retry(ctx, "embeddings", func(ctx context.Context) error {
+		resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
+			Input: texts, Model: openai.EmbeddingModel(o.opts.Model), Dimensions: o.opts.Dimensions})
+		if err != nil {
+			return err
+		}
+		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
+		if len(resp.Data) != len(texts) {
+			return errMalformed{fmt.Sprintf("%d embeddings for %d texts", len(resp.Data), len(texts))}
+		}
+		out = make([][]float32, len(texts))
+		for _, d := range resp.Data {
+			if d.Index < 0 || d.Index >= len(texts) || len(d.Embedding) != o.opts.Dimensions {
+				return errMalformed{"embedding of the wrong index or dimension"}
+			}
+			out[d.Index] = d.Embedding
+		}
+		return nil
+	})
+	return out, err
+}
+
+// retry runs call with a concurrency slot, retrying what may pass on a second try.
+func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Context) error) error {
+	var err error
+	for attempt := 0; attempt <= o.opts.MaxRetries; attempt++ {
+		if attempt > 0 {
+			d := float64(o.opts.RetryBase) * math.Pow(2, float64(attempt-1)) * (0.75 + 0.5*mrand.Float64())
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(d)):
+			}
+		}
+		select {
+		case o.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		o.opts.Metrics.LLMCalls.Add(1)
+		err = call(ctx)
+		<-o.slots
+		if err == nil {
+			return nil
+		}
+		kind, retryable := classifyLLMError(err)
+		o.opts.Metrics.LLMError(kind)
+		if !retryable || ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// classifyLLMError names an error's kind and says whether a retry may help.
+func classifyLLMError(err error) (string, bool) {
+	var api *openai.APIError
+	var req *openai.RequestError
+	var malformed errMalformed
+	var netErr net.Error
+	status := 0
+	switch {
+	case errors.As(err, &malformed):
+		return "malformed", true
+	case errors.As(err, &api):
+		status = api.HTTPStatusCode
+	case errors.As(err, &req):
+		status = req.HTTPStatusCode
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout", true
+	case errors.Is(err, context.Canceled):
+		return "canceled", false
+	default:
+		return "network", true
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "rate_limited", true
+	case status >= 500:
+		return "server", true
+	case status == http.StatusRequestTimeout:
+		return "timeout", true
+	}
+	return fmt.Sprintf("http_%d", status), false
+}

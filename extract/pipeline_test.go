@@ -1,0 +1,382 @@
+package extract_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/extract/llmtest"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+// pipe is one test's pipeline: a real Neo4j, the scripted LLM, and spaces of its own.
+type pipe struct {
+	t      *testing.T
+	db     *neo4jstore.DB
+	llm    *llmtest.Server
+	scope  string // every group_id of this test starts with it
+	opts   extract.OpenAIOptions
+	metric *extract.Metrics
+}
+
+func newPipe(t *testing.T) *pipe {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	llm := llmtest.New()
+	t.Cleanup(llm.Close)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	m := &extract.Metrics{}
+	return &pipe{t: t, db: neo4jtest.DB(t), llm: llm, scope: "agent-p" + hex.EncodeToString(b[:]), metric: m,
+		opts: extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted", Timeout: 2 * time.Second,
+			MaxConcurrency: 4, MaxRetries: 2, RetryBase: 5 * time.Millisecond, Dimensions: neo4jtest.Dimensions,
+			Metrics: m, Log: neo4jtest.Logger(t)}}
+}
+
+func (p *pipe) space(name string) string { return p.scope + name + "-private" }
+
+func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
+	llm := extract.NewOpenAI(p.opts, extract.DefaultEntityTypes)
+	emb := p.opts
+	emb.Model = "embedder"
+	return &extract.Runner{
+		Queue: p.db, Know: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
+		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Now: time.Now},
+		Workers:  workers, Lease: 3 * time.Second, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
+		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
+	}
+}
+
+// start runs r until the test ends.
+func (p *pipe) start(r *extract.Runner) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	p.t.Cleanup(func() { cancel(); <-done })
+	return cancel
+}
+
+// add stores an episode as the API does: queued, in group, created now.
+func (p *pipe) add(group, content string) *graph.Episode {
+	p.t.Helper()
+	now := time.Now().UTC()
+	space, _ := graph.ParseGroupID(group)
+	e := &graph.Episode{UUID: uuid.NewString(), GroupID: group, AgentID: space.Agent, Source: graph.SourceText,
+		Content: content, CreatedAt: now, ValidAt: now, Status: graph.StatusQueued, Name: content}
+	if res := p.db.CreateEpisodes(context.Background(), []*graph.Episode{e})[0]; res.Err != nil {
+		p.t.Fatal(res.Err)
+	}
+	time.Sleep(2 * time.Millisecond) // distinct created_at, so the order within a space is the order of adds
+	return e
+}
+
+// wait polls until every episode is done or failed, and returns them.
+func (p *pipe) wait(eps []*graph.Episode, limit time.Duration) []*graph.Episode {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		out := make([]*graph.Episode, len(eps))
+		pending := 0
+		for i, e := range eps {
+			got, err := p.db.GetEpisode(context.Background(), e.UUID, graph.Visible{GroupIDs: []string{e.GroupID}})
+			if err != nil {
+				p.t.Fatal(err)
+			}
+			out[i] = got
+			if got.Status != graph.StatusDone && got.Status != graph.StatusFailed {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return out
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%d of %d episodes still pending after %v", pending, len(eps), limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// graphOf reads a space's entities (by name) and facts.
+func (p *pipe) graphOf(group string, names ...string) (map[string]*graph.EntityNode, []*graph.Fact) {
+	p.t.Helper()
+	ctx := context.Background()
+	ents, err := p.db.EntityCandidates(ctx, group, names, 100)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	byName := map[string]*graph.EntityNode{}
+	var uuids []string
+	for _, e := range ents {
+		if e.GroupID != group {
+			p.t.Fatalf("entity %s of %s read from %s", e.Name, e.GroupID, group)
+		}
+		if byName[e.Name] != nil {
+			p.t.Fatalf("entity %s twice in %s", e.Name, group)
+		}
+		byName[e.Name] = e
+		uuids = append(uuids, e.UUID)
+	}
+	facts, err := p.db.FactsOf(ctx, group, uuids)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return byName, facts
+}
+
+func date(s string) *time.Time {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}
+
+var (
+	aliceAcme = map[string]any{
+		"entities": []map[string]any{
+			{"name": "Alice", "type": "Person", "summary": "An engineer."},
+			{"name": "Acme", "type": "Organization", "summary": "Alice's employer."},
+		},
+		"facts": []map[string]any{
+			{"source": "Alice", "target": "Acme", "relation": "WORKS_AT", "fact": "Alice works at Acme as an engineer.",
+				"valid_at": nil, "invalid_at": nil},
+		},
+	}
+	aliceGlobex = map[string]any{
+		"entities": []map[string]any{
+			{"name": "Alice", "type": "Person", "summary": "Left Acme for Globex in March 2024."},
+			{"name": "ACME", "type": "Organization", "summary": "Alice's former employer."},
+			{"name": "Globex", "type": "Organization", "summary": "Alice's employer since March 2024."},
+		},
+		"facts": []map[string]any{
+			{"source": "Alice", "target": "ACME", "relation": "works at", "fact": "Alice worked at Acme until March 2024.",
+				"valid_at": nil, "invalid_at": "2024-03-01"},
+			{"source": "Alice", "target": "Globex", "relation": "WORKS_AT", "fact": "Alice works at Globex since March 2024.",
+				"valid_at": "2024-03-01T00:00:00Z", "invalid_at": nil},
+		},
+	}
+)
+
+// TestPipeline_AliceAcmeGlobex is the scenario of the ingestion issue, through the
+// OpenAI path against the scripted server, on a real Neo4j.
+func TestPipeline_AliceAcmeGlobex(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Answer("Alice works at Acme", aliceAcme)
+	p.llm.Answer("Alice left Acme and joined Globex", aliceGlobex)
+	a, b := p.space("a"), p.space("b")
+	eps := []*graph.Episode{
+		p.add(a, "Alice works at Acme as an engineer."),
+		p.add(b, "Alice works at Acme as an engineer."),
+		p.add(a, "In March 2024 Alice left Acme and joined Globex."),
+		p.add(b, "In March 2024 Alice left Acme and joined Globex."),
+	}
+	p.start(p.runner(4, 3))
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("episode %s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+
+	seen := map[string]string{}
+	for _, group := range []string{a, b} {
+		ents, facts := p.graphOf(group, "Alice", "Acme", "Globex")
+		if len(ents) != 3 || ents["Alice"] == nil || ents["Acme"] == nil || ents["Globex"] == nil {
+			t.Fatalf("%s: entities %v, want Alice, Acme, Globex once each", group, keys(ents))
+		}
+		if ents["Alice"].Type != "Person" || ents["Globex"].Type != "Organization" {
+			t.Errorf("%s: types %q %q", group, ents["Alice"].Type, ents["Globex"].Type)
+		}
+		for name, e := range ents {
+			if other, ok := seen[e.UUID]; ok {
+				t.Fatalf("entity %s of %s is also %s's: spaces share a node", name, group, other)
+			}
+			seen[e.UUID] = group
+		}
+		if len(facts) != 2 {
+			t.Fatalf("%s: %d facts, want 2: %+v", group, len(facts), facts)
+		}
+		for _, f := range facts {
+			if f.Name != "WORKS_AT" || f.SourceUUID != ents["Alice"].UUID || f.GroupID != group {
+				t.Fatalf("%s: fact %+v", group, f)
+			}
+			switch f.TargetUUID {
+			case ents["Acme"].UUID:
+				if f.InvalidAt == nil || !f.InvalidAt.Equal(*date("2024-03-01")) || f.ExpiredAt == nil {
+					t.Errorf("%s: the Acme fact has invalid_at %v, expired_at %v; want 2024-03 and set", group, f.InvalidAt, f.ExpiredAt)
+				}
+				if len(f.Episodes) != 2 {
+					t.Errorf("%s: the Acme fact is supported by %v, want both episodes", group, f.Episodes)
+				}
+			case ents["Globex"].UUID:
+				if f.InvalidAt != nil || f.ExpiredAt != nil || f.ValidAt == nil || !f.ValidAt.Equal(*date("2024-03-01")) {
+					t.Errorf("%s: the Globex fact is %v..%v expired %v; want current from 2024-03", group, f.ValidAt, f.InvalidAt, f.ExpiredAt)
+				}
+				if len(f.FactEmbedding) != neo4jtest.Dimensions {
+					t.Errorf("%s: fact embedding of %d dimensions", group, len(f.FactEmbedding))
+				}
+			default:
+				t.Errorf("%s: a fact to an unknown entity: %+v", group, f)
+			}
+		}
+	}
+	if calls := p.llm.ChatCalls.Load(); calls != 4 {
+		t.Errorf("%d chat calls for 4 episodes, want 4", calls)
+	}
+	if calls := p.llm.EmbeddingCalls.Load(); calls != 4 {
+		t.Errorf("%d embedding calls for 4 episodes, want 4 (one batch each)", calls)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestPipeline_Faults runs episodes with the LLM failing 10%, 50% and 100% of calls:
+// every episode ends done or failed with a reason; after recovery, retrying brings
+// the failed ones to done, with no duplicate facts.
+func TestPipeline_Faults(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{0.1, 0.5, 1.0} {
+		t.Run(fmt.Sprintf("%.0f%%", rate*100), func(t *testing.T) {
+			p := newPipe(t)
+			p.opts.Timeout = 300 * time.Millisecond
+			p.opts.MaxRetries = 1
+			p.llm.HangFor(time.Second)
+			const n = 12
+			var eps []*graph.Episode
+			for i := 0; i < n; i++ {
+				person, friend := fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i)
+				text := fmt.Sprintf("%s knows %s.", person, friend)
+				p.llm.Answer(text, map[string]any{
+					"entities": []map[string]any{{"name": person, "type": "Person", "summary": ""}, {"name": friend, "type": "Person", "summary": ""}},
+					"facts": []map[string]any{{"source": person, "target": friend, "relation": "KNOWS", "fact": text,
+						"valid_at": nil, "invalid_at": nil}},
+				})
+				eps = append(eps, p.add(p.space(fmt.Sprint(i%3)), text))
+			}
+			p.llm.Fail(rate, llmtest.Fault429, llmtest.Fault500, llmtest.FaultMalformed, llmtest.FaultEmpty, llmtest.FaultTimeout)
+			cancel := p.start(p.runner(4, 2))
+			got := p.wait(eps, 90*time.Second)
+			failed := 0
+			for _, e := range got {
+				if e.Status == graph.StatusFailed {
+					failed++
+					if e.LastError == "" {
+						t.Errorf("episode %s failed without a reason", e.UUID)
+					}
+				}
+			}
+			if rate == 1.0 && failed != n {
+				t.Errorf("with every call failing, %d of %d failed", failed, n)
+			}
+			t.Logf("failing %.0f%% of calls: %d of %d episodes failed after retries", rate*100, failed, n)
+
+			// The LLM recovers; the failed are retried through the queue.
+			p.llm.Fail(0)
+			for _, e := range got {
+				if e.Status == graph.StatusFailed {
+					if _, err := p.db.Requeue(context.Background(), e.UUID, graph.Visible{GroupIDs: []string{e.GroupID}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for _, e := range p.wait(eps, 60*time.Second) {
+				if e.Status != graph.StatusDone {
+					t.Fatalf("after recovery %s is %s: %s", e.UUID, e.Status, e.LastError)
+				}
+			}
+			cancel()
+			for i := 0; i < 3; i++ {
+				var names []string
+				for j := i; j < n; j += 3 {
+					names = append(names, fmt.Sprintf("Person%d", j), fmt.Sprintf("Friend%d", j))
+				}
+				ents, facts := p.graphOf(p.space(fmt.Sprint(i)), names...)
+				if len(ents) != len(names) || len(facts) != len(names)/2 {
+					t.Errorf("space %d: %d entities and %d facts, want %d and %d (no duplicates)", i, len(ents), len(facts), len(names), len(names)/2)
+				}
+			}
+		})
+	}
+}
+
+// TestPipeline_BadOutput feeds the pipeline output no model should produce.
+func TestPipeline_BadOutput(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	huge := strings.Repeat("x", 100_000)
+	p.llm.Answer("bad output episode", map[string]any{
+		"entities": []map[string]any{
+			{"name": "Eve\u0000 \n Evil", "type": "Person`) DETACH DELETE n //", "summary": huge},
+			{"name": "'}) MATCH (n) DETACH DELETE n //", "type": "Organization", "summary": ""},
+		},
+		"facts": []map[string]any{
+			{"source": "Eve Evil", "target": "Nobody", "relation": "KNOWS", "fact": "x", "valid_at": nil, "invalid_at": nil},
+			{"source": "Eve Evil", "target": "'}) MATCH (n) DETACH DELETE n //", "relation": "X]->(m) DELETE m",
+				"fact": huge, "valid_at": "not a date", "invalid_at": nil},
+		},
+	})
+	p.llm.AnswerRaw("wrong types episode", `{"entities": "none", "facts": 7}`)
+	good := p.add(p.space("a"), "bad output episode")
+	wrong := p.add(p.space("b"), "wrong types episode")
+	p.start(p.runner(2, 2))
+	got := p.wait([]*graph.Episode{good, wrong}, 60*time.Second)
+	if got[0].Status != graph.StatusDone {
+		t.Fatalf("bad output: %s (%s), want done with the output cleaned", got[0].Status, got[0].LastError)
+	}
+	if got[1].Status != graph.StatusFailed || !strings.Contains(got[1].LastError, "malformed") {
+		t.Fatalf("wrong types: %s (%q), want failed as malformed", got[1].Status, got[1].LastError)
+	}
+	ents, facts := p.graphOf(p.space("a"), "Eve Evil", "'}) MATCH (n) DETACH DELETE n //")
+	eve := ents["Eve Evil"]
+	if len(ents) != 2 || eve == nil {
+		t.Fatalf("entities %v, want the two names, cleaned", keys(ents))
+	}
+	if eve.Type != "" || len([]rune(eve.Summary)) != 500 {
+		t.Errorf("Eve: type %q, summary of %d runes; want no label from an unknown type and 500 runes", eve.Type, len([]rune(eve.Summary)))
+	}
+	if len(facts) != 0 {
+		t.Errorf("facts %+v, want none: one names an unknown entity, one has a relation with syntax in it", facts)
+	}
+}
+
+// TestPipeline_TwoRunners shares one queue between two runners (two processes in
+// production): every episode is extracted exactly once.
+func TestPipeline_TwoRunners(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Latency(20 * time.Millisecond)
+	var eps []*graph.Episode
+	for i := 0; i < 30; i++ {
+		eps = append(eps, p.add(p.space(fmt.Sprint(i%5)), fmt.Sprintf("note number %d", i)))
+	}
+	p.start(p.runner(3, 3))
+	p.start(p.runner(3, 3))
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone || e.Attempts != 1 {
+			t.Fatalf("%s: %s after %d attempts", e.UUID, e.Status, e.Attempts)
+		}
+	}
+	if calls := p.llm.ChatCalls.Load(); calls != int64(len(eps)) {
+		t.Fatalf("%d extractions for %d episodes: some were processed twice", calls, len(eps))
+	}
+}

@@ -1,0 +1,225 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// Thresholds of entity resolution.
+const (
+	fuzzyThreshold     = 0.8  // Jaccard similarity of name trigrams
+	embeddingThreshold = 0.95 // cosine similarity of name embeddings
+	candidatesPerName  = 20
+)
+
+// exclusiveRelations hold one target at a time: a new current fact of one of them
+// invalidates the older current fact with another target (Graphiti's temporal rule:
+// the old fact stops holding when the new one starts).
+var exclusiveRelations = map[string]bool{"LIVES_IN": true, "MARRIED_TO": true}
+
+// Resolver turns an extraction into a GraphWrite against what the episode's space
+// already holds. Everything it reads and writes is within ep.GroupID.
+type Resolver struct {
+	Know     graph.Knowledge
+	Embedder Embedder
+	Now      func() time.Time
+}
+
+// namespace of the deterministic uuids: re-running an episode after a crash MERGEs
+// onto the nodes and edges the first run may have written, never beside them.
+var namespace = uuid.MustParse("5b0f9a4e-5d0c-4c49-9a53-6f2a1e0b7c11")
+
+func stableUUID(parts ...string) string {
+	return uuid.NewSHA1(namespace, []byte(strings.Join(parts, "\x00"))).String()
+}
+
+// Resolve matches the extracted entities to the space's entities (exact normalised
+// name, then fuzzy name, then name embedding), merges duplicate facts, applies the
+// temporal rules, and embeds what is new in one call.
+func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extracted) (*graph.GraphWrite, error) {
+	now := r.Now().UTC()
+	w := &graph.GraphWrite{Episode: ep}
+	if len(x.Entities) == 0 {
+		return w, nil
+	}
+	names := make([]string, len(x.Entities))
+	for i, e := range x.Entities {
+		names[i] = e.Name
+	}
+	candidates, err := r.Know.EntityCandidates(ctx, ep.GroupID, names, candidatesPerName*len(names))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range candidates {
+		if c.GroupID != ep.GroupID { // the store filters; this is the second lock on the door
+			return nil, fmt.Errorf("entity candidate %s from another space", c.UUID)
+		}
+	}
+
+	// Embed every name and, below, every new fact, in one call.
+	var facts []string
+	for _, f := range x.Facts {
+		facts = append(facts, f.Fact)
+	}
+	vectors, err := r.Embedder.Embed(ctx, append(slices.Clone(names), facts...))
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	if len(vectors) != len(names)+len(facts) {
+		return nil, fmt.Errorf("embedding: %d vectors for %d texts", len(vectors), len(names)+len(facts))
+	}
+
+	byName := map[string]*graph.EntityNode{} // normalised extracted name -> node
+	for i, e := range x.Entities {
+		node := matchEntity(e.Name, vectors[i], candidates)
+		if node == nil {
+			node = &graph.EntityNode{UUID: stableUUID(ep.GroupID, Normalize(e.Name)), Name: e.Name, GroupID: ep.GroupID,
+				Type: e.Type, Summary: e.Summary, NameEmbedding: vectors[i], CreatedAt: now}
+		} else {
+			if node.Summary == "" {
+				node.Summary = e.Summary
+			}
+			if node.Type == "" {
+				node.Type = e.Type
+			}
+			if len(node.NameEmbedding) == 0 {
+				node.NameEmbedding = vectors[i]
+			}
+		}
+		if _, dup := byName[Normalize(e.Name)]; !dup && !slices.Contains(w.Mentions, node.UUID) {
+			w.Entities = append(w.Entities, node)
+			w.Mentions = append(w.Mentions, node.UUID)
+		}
+		byName[Normalize(e.Name)] = node
+	}
+
+	existing, err := r.Know.FactsOf(ctx, ep.GroupID, w.Mentions)
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]*graph.Fact{}
+	for i, xf := range x.Facts {
+		src, tgt := byName[Normalize(xf.Source)], byName[Normalize(xf.Target)]
+		if src == nil || tgt == nil {
+			continue
+		}
+		if f := sameFact(existing, src.UUID, tgt.UUID, xf); f != nil {
+			if !slices.Contains(f.Episodes, ep.UUID) {
+				f.Episodes = append(f.Episodes, ep.UUID)
+			}
+			if f.ValidAt == nil && xf.ValidAt != nil {
+				f.ValidAt = xf.ValidAt
+			}
+			if f.InvalidAt == nil && xf.InvalidAt != nil {
+				f.InvalidAt, f.ExpiredAt = xf.InvalidAt, &now
+			}
+			changed[f.UUID] = f
+			continue
+		}
+		validKey := ""
+		if xf.ValidAt != nil {
+			validKey = xf.ValidAt.Format(time.RFC3339)
+		}
+		f := &graph.Fact{UUID: stableUUID(ep.GroupID, src.UUID, xf.Relation, tgt.UUID, validKey), Name: xf.Relation,
+			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
+			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, InvalidAt: xf.InvalidAt}
+		if f.InvalidAt != nil {
+			f.ExpiredAt = &now
+		}
+		if exclusiveRelations[f.Name] && f.InvalidAt == nil {
+			for _, old := range existing {
+				if old.SourceUUID == f.SourceUUID && old.Name == f.Name && old.TargetUUID != f.TargetUUID &&
+					old.InvalidAt == nil && old.ExpiredAt == nil {
+					old.InvalidAt, old.ExpiredAt = startOf(f, now), &now
+					changed[old.UUID] = old
+				}
+			}
+		}
+		existing = append(existing, f)
+		changed[f.UUID] = f
+	}
+	for _, f := range changed {
+		w.Facts = append(w.Facts, f)
+	}
+	slices.SortFunc(w.Facts, func(a, b *graph.Fact) int { return strings.Compare(a.UUID, b.UUID) })
+	return w, nil
+}
+
+// startOf is when a new fact started to hold: its valid_at, else when it was learned.
+func startOf(f *graph.Fact, now time.Time) *time.Time {
+	if f.ValidAt != nil {
+		return f.ValidAt
+	}
+	return &now
+}
+
+// sameFact finds the stored fact an extracted one repeats: same ends, same relation,
+// and either still open or the same period.
+func sameFact(facts []*graph.Fact, src, tgt string, xf graph.ExtractedFact) *graph.Fact {
+	for _, f := range facts {
+		if f.SourceUUID != src || f.TargetUUID != tgt || f.Name != xf.Relation {
+			continue
+		}
+		// An ended fact and a new start (valid_at after the end) are two periods.
+		if f.InvalidAt != nil && xf.ValidAt != nil && xf.ValidAt.After(*f.InvalidAt) {
+			continue
+		}
+		return f
+	}
+	return nil
+}
+
+// matchEntity returns the candidate an extracted name refers to, or nil.
+func matchEntity(name string, vector []float32, candidates []*graph.EntityNode) *graph.EntityNode {
+	key := Normalize(name)
+	for _, c := range candidates {
+		if Normalize(c.Name) == key {
+			return c
+		}
+	}
+	var best *graph.EntityNode
+	bestScore := 0.0
+	for _, c := range candidates {
+		if s := jaccard(trigrams(key), trigrams(Normalize(c.Name))); s >= fuzzyThreshold && s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	if best != nil {
+		return best
+	}
+	for _, c := range candidates {
+		if s := Cosine(vector, c.NameEmbedding); s >= embeddingThreshold && s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	return best
+}
+
+func trigrams(s string) map[string]bool {
+	r := []rune(" " + s + " ")
+	out := map[string]bool{}
+	for i := 0; i+3 <= len(r); i++ {
+		out[string(r[i:i+3])] = true
+	}
+	return out
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for k := range a {
+		if b[k] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}

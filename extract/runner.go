@@ -1,0 +1,193 @@
+package extract
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// Metrics are the pipeline's counters, read by /metrics.
+type Metrics struct {
+	Processed      atomic.Int64 // episodes done
+	Failed         atomic.Int64 // episodes failed for good
+	Retried        atomic.Int64 // attempts that will be retried
+	ProcessingNano atomic.Int64 // total time of successful attempts
+	LLMCalls       atomic.Int64
+	LLMErrors      sync.Map // kind -> *atomic.Int64
+	PromptTokens   atomic.Int64
+	OutputTokens   atomic.Int64
+}
+
+// LLMError counts one failed LLM call of kind (rate_limited, server, timeout,
+// malformed, ...).
+func (m *Metrics) LLMError(kind string) {
+	v, _ := m.LLMErrors.LoadOrStore(kind, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// Runner claims queued episodes and processes them with Workers goroutines. Several
+// runners (in one process or many) share one queue safely.
+type Runner struct {
+	Queue       graph.Queue
+	Know        graph.Knowledge
+	Extractor   Extractor
+	Resolver    *Resolver
+	Types       []EntityType // the labels entities may get
+	Workers     int
+	Lease       time.Duration
+	MaxAttempts int
+	Backoff     time.Duration // first retry delay; doubles per attempt, with jitter, at most 5 minutes
+	Poll        time.Duration // how often an idle worker looks for work
+	Scope       string        // group_id prefix to work on; "" for every space
+	Log         *slog.Logger
+	Metrics     *Metrics
+
+	id string
+}
+
+// ContextEpisodes is how many earlier episodes of the space an extraction sees.
+const ContextEpisodes = 4
+
+// Run processes episodes until ctx ends, then returns once every worker has stopped.
+// An episode in flight when ctx ends keeps its lease; it expires and the episode is
+// claimed again, here or elsewhere.
+func (r *Runner) Run(ctx context.Context) {
+	r.id = workerID()
+	var wg sync.WaitGroup
+	for i := 0; i < r.Workers; i++ {
+		wg.Add(1)
+		go func(n int) {
+			defer wg.Done()
+			r.work(ctx, fmt.Sprintf("%s/%d", r.id, n))
+		}(i)
+	}
+	wg.Wait()
+}
+
+func workerID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+func (r *Runner) work(ctx context.Context, worker string) {
+	for ctx.Err() == nil {
+		eps, err := r.Queue.Claim(ctx, worker, r.Scope, r.Lease, 1)
+		if err != nil && ctx.Err() == nil {
+			r.Log.Warn("claiming episodes", "worker", worker, "error", err.Error())
+		}
+		if len(eps) == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(r.Poll):
+			}
+			continue
+		}
+		r.handle(ctx, worker, eps[0])
+	}
+}
+
+// handle runs one attempt with its lease kept alive, and records the outcome.
+func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
+	start := time.Now()
+	attemptCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go r.keepLease(attemptCtx, cancel, ep.UUID, worker)
+
+	err := r.Process(attemptCtx, worker, ep)
+	switch {
+	case err == nil:
+		r.Metrics.Processed.Add(1)
+		r.Metrics.ProcessingNano.Add(int64(time.Since(start)))
+		r.Log.Info("episode processed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
+			"ms", time.Since(start).Milliseconds())
+		return
+	case ctx.Err() != nil:
+		return // shutting down: the lease expires and the episode is claimed again
+	case graph.ErrorCode(err) == graph.ECONFLICT:
+		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
+		return
+	}
+	var retryAt *time.Time
+	if ep.Attempts < r.MaxAttempts {
+		t := time.Now().Add(r.delay(ep.Attempts))
+		retryAt = &t
+		r.Metrics.Retried.Add(1)
+	} else {
+		r.Metrics.Failed.Add(1)
+	}
+	reason := graph.ErrorMessage(err)
+	if graph.ErrorCode(err) == graph.EINTERNAL {
+		reason = err.Error()
+	}
+	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
+		"retry", retryAt != nil, "error", reason)
+	releaseCtx, cancelRelease := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelRelease()
+	if err := r.Queue.Release(releaseCtx, ep.UUID, worker, truncate(reason, 500), retryAt); err != nil {
+		r.Log.Warn("releasing an episode", "episode", ep.UUID, "error", err.Error())
+	}
+}
+
+// Process extracts, resolves and saves one claimed episode.
+func (r *Runner) Process(ctx context.Context, worker string, ep *graph.Episode) error {
+	previous, err := r.Know.RecentEpisodes(ctx, ep.GroupID, ep.CreatedAt, ContextEpisodes)
+	if err != nil {
+		return err
+	}
+	x, err := r.Extractor.Extract(ctx, ep, previous)
+	if err != nil {
+		return fmt.Errorf("extraction: %w", err)
+	}
+	w, err := r.Resolver.Resolve(ctx, ep, Clean(x, r.Types))
+	if err != nil {
+		return fmt.Errorf("resolution: %w", err)
+	}
+	return r.Queue.Complete(ctx, worker, w)
+}
+
+// keepLease renews the lease at a third of its length; when it is lost the attempt is
+// cancelled, so two workers never save one episode.
+func (r *Runner) keepLease(ctx context.Context, cancel context.CancelCauseFunc, id, worker string) {
+	tick := time.NewTicker(r.Lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := r.Queue.Renew(ctx, id, worker, r.Lease); err != nil && ctx.Err() == nil {
+				if graph.ErrorCode(err) == graph.ECONFLICT {
+					cancel(errors.New("lease lost"))
+					return
+				}
+				r.Log.Warn("renewing a lease", "episode", id, "error", err.Error())
+			}
+		}
+	}
+}
+
+func (r *Runner) delay(attempt int) time.Duration {
+	d := float64(r.Backoff) * math.Pow(2, float64(max(attempt-1, 0)))
+	d = min(d, float64(5*time.Minute))
+	return time.Duration(d * (0.75 + 0.5*mrand.Float64()))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

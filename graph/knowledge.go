@@ -1,0 +1,102 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// EntityNode is a Graphiti :Entity node: a person, place, thing or idea named in a
+// space's episodes. It belongs to exactly one space; entities are never merged across
+// group_ids, since a merged node would carry one space's facts into another.
+type EntityNode struct {
+	UUID          string
+	Name          string
+	GroupID       string
+	Type          string // extra label, e.g. Person; "" for a plain Entity
+	Summary       string
+	NameEmbedding []float32
+	CreatedAt     time.Time
+}
+
+// Fact is a Graphiti RELATES_TO edge between two entities of one space. ValidAt and
+// InvalidAt are world time (when it held); CreatedAt and ExpiredAt system time (when
+// memgate learned it and when it learned it no longer holds). A contradicted fact is
+// expired, never deleted.
+type Fact struct {
+	UUID          string
+	Name          string // the relation, SCREAMING_SNAKE_CASE
+	Fact          string // the sentence
+	SourceUUID    string
+	TargetUUID    string
+	GroupID       string
+	Episodes      []string // the episodes that support it
+	FactEmbedding []float32
+	CreatedAt     time.Time
+	ExpiredAt     *time.Time
+	ValidAt       *time.Time
+	InvalidAt     *time.Time
+}
+
+// Extracted is what an extractor read in one episode, before resolution.
+type Extracted struct {
+	Entities []ExtractedEntity `json:"entities"`
+	Facts    []ExtractedFact   `json:"facts"`
+}
+
+type ExtractedEntity struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Summary string `json:"summary"`
+}
+
+type ExtractedFact struct {
+	Source    string     `json:"source"`
+	Target    string     `json:"target"`
+	Relation  string     `json:"relation"`
+	Fact      string     `json:"fact"`
+	ValidAt   *time.Time `json:"valid_at"`
+	InvalidAt *time.Time `json:"invalid_at"`
+}
+
+// GraphWrite is what processing one episode adds to and changes in its space, saved
+// in one transaction.
+type GraphWrite struct {
+	Episode  *Episode
+	Entities []*EntityNode // new, or existing with a new summary
+	Mentions []string      // uuids of the entities the episode mentions
+	Facts    []*Fact       // new, or existing with more episodes or new temporal bounds
+}
+
+// Queue is the durable ingestion queue: queued episodes in Neo4j, claimed with an
+// expiring lease, oldest first and strictly in order within one group_id.
+type Queue interface {
+	// Claim leases up to n claimable episodes for worker: per group_id the oldest
+	// queued one (or one whose lease expired), and only when no other episode of its
+	// group is being processed or waits to be retried. scope is a group_id prefix to
+	// claim from; "" claims from every space (tests confine a worker to their own).
+	Claim(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]*Episode, error)
+	// Renew extends worker's lease; ECONFLICT when the lease was lost.
+	Renew(ctx context.Context, id, worker string, lease time.Duration) error
+	// Complete saves w and marks the episode done, in one transaction, if worker still
+	// holds its lease; ECONFLICT otherwise (nothing is saved).
+	Complete(ctx context.Context, worker string, w *GraphWrite) error
+	// Release records a failed attempt: the episode is queued again to be retried
+	// after retryAt, or failed with reason when retryAt is nil.
+	Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error
+	// Requeue puts a failed, visible episode back in the queue; ENOTFOUND if it is not
+	// visible, ECONFLICT if it has not failed.
+	Requeue(ctx context.Context, id string, vis Visible) (*Episode, error)
+	// QueueDepth counts episodes by status.
+	QueueDepth(ctx context.Context) (map[string]int, error)
+}
+
+// Knowledge reads what resolution needs from one space.
+type Knowledge interface {
+	// RecentEpisodes returns up to n done episodes of groupID created before t, newest first.
+	RecentEpisodes(ctx context.Context, groupID string, before time.Time, n int) ([]*Episode, error)
+	// EntityCandidates returns the entities of groupID whose name shares a word with
+	// one of names (fulltext), at most limit per name.
+	EntityCandidates(ctx context.Context, groupID string, names []string, limit int) ([]*EntityNode, error)
+	// FactsOf returns the facts of groupID that touch any of the entities.
+	FactsOf(ctx context.Context, groupID string, entityUUIDs []string) ([]*Fact, error)
+}

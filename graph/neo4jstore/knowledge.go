@@ -1,0 +1,92 @@
+package neo4jstore
+
+import (
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/graph"
+)
+
+func entityRows(es []*graph.EntityNode) []map[string]any {
+	rows := make([]map[string]any, len(es))
+	for i, e := range es {
+		labels := []string{}
+		if e.Type != "" {
+			labels = append(labels, e.Type)
+		}
+		rows[i] = map[string]any{
+			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary,
+			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
+		}
+	}
+	return rows
+}
+
+func factRows(fs []*graph.Fact) []map[string]any {
+	rows := make([]map[string]any, len(fs))
+	for i, f := range fs {
+		rows[i] = map[string]any{
+			"uuid": f.UUID, "name": f.Name, "fact": f.Fact, "source": f.SourceUUID, "target": f.TargetUUID,
+			"group_id": f.GroupID, "episodes": nonNil(f.Episodes), "fact_embedding": floats(f.FactEmbedding),
+			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
+			"invalid_at": optTime(f.InvalidAt),
+		}
+	}
+	return rows
+}
+
+func entityFromNode(n neo4j.Node) *graph.EntityNode {
+	p := n.Props
+	e := &graph.EntityNode{UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]),
+		Summary: str(p["summary"]), NameEmbedding: vector(p["name_embedding"]), CreatedAt: tm(p["created_at"])}
+	for _, l := range n.Labels {
+		if l != "Entity" {
+			e.Type = l
+		}
+	}
+	return e
+}
+
+func factFromRel(r neo4j.Relationship) *graph.Fact {
+	p := r.Props
+	f := &graph.Fact{UUID: str(p["uuid"]), Name: str(p["name"]), Fact: str(p["fact"]), GroupID: str(p["group_id"]),
+		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
+		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"])}
+	return f
+}
+
+func floats(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func vector(v any) []float32 {
+	l := anyList(v)
+	out := make([]float32, 0, len(l))
+	for _, x := range l {
+		if f, ok := x.(float64); ok {
+			out = append(out, float32(f))
+		}
+	}
+	return out
+}
+
+func optTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+func timePtr(v any) *time.Time {
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}

@@ -1,0 +1,187 @@
+package neo4jstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+)
+
+var (
+	_ graph.Queue     = (*DB)(nil)
+	_ graph.Knowledge = (*DB)(nil)
+)
+
+var errLeaseLost = graph.Errorf(graph.ECONFLICT, "the lease on this episode was lost")
+
+func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]*graph.Episode, error) {
+	now := time.Now().UTC()
+	candidates, err := db.run(ctx, neo4j.AccessModeRead, "episode_claimable", map[string]any{
+		"scope": scope, "now": now, "n": int64(n),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*graph.Episode
+	for _, c := range candidates {
+		records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
+			"uuid": c.Values[0], "worker": worker, "now": now, "lease_until": now.Add(lease),
+		})
+		if err != nil {
+			return out, err
+		}
+		if len(records) > 0 {
+			out = append(out, episodeFromNode(records[0].Values[0].(neo4j.Node)))
+		}
+	}
+	return out, nil
+}
+
+func (db *DB) Renew(ctx context.Context, id, worker string, lease time.Duration) error {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_lease_renew", map[string]any{
+		"uuid": id, "worker": worker, "lease_until": time.Now().UTC().Add(lease),
+	})
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error {
+	var retry any
+	if retryAt != nil {
+		retry = retryAt.UTC()
+	}
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_release", map[string]any{
+		"uuid": id, "worker": worker, "reason": reason, "retry_at": retry,
+	})
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+func (db *DB) Complete(ctx context.Context, worker string, w *graph.GraphWrite) error {
+	now := time.Now().UTC()
+	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		held, err := db.txRun(ctx, tx, "episode_lease_check", map[string]any{"uuid": w.Episode.UUID, "worker": worker})
+		if err != nil {
+			return nil, err
+		}
+		if len(held) == 0 || held[0].Values[0] != true {
+			return nil, errLeaseLost
+		}
+		if len(w.Entities) > 0 {
+			if _, err := db.txRun(ctx, tx, "entities_save", map[string]any{"entities": entityRows(w.Entities)}); err != nil {
+				return nil, err
+			}
+		}
+		if len(w.Mentions) > 0 {
+			if _, err := db.txRun(ctx, tx, "mentions_save", map[string]any{"episode": w.Episode.UUID, "mentions": w.Mentions, "now": now}); err != nil {
+				return nil, err
+			}
+		}
+		edges := []string{}
+		if len(w.Facts) > 0 {
+			if _, err := db.txRun(ctx, tx, "facts_save", map[string]any{"facts": factRows(w.Facts)}); err != nil {
+				return nil, err
+			}
+			for _, f := range w.Facts {
+				edges = append(edges, f.UUID)
+			}
+		}
+		_, err = db.txRun(ctx, tx, "episode_complete", map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges})
+		return nil, err
+	})
+	return err
+}
+
+func (db *DB) Requeue(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_requeue", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, errNotFound
+	}
+	e := episodeFromNode(records[0].Values[0].(neo4j.Node))
+	if was := str(records[0].Values[1]); was != graph.StatusFailed {
+		return nil, graph.Errorf(graph.ECONFLICT, "only a failed memory can be retried; this one is %s", was)
+	}
+	return e, nil
+}
+
+func (db *DB) QueueDepth(ctx context.Context) (map[string]int, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "queue_depth", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{graph.StatusQueued: 0, graph.StatusProcessing: 0, graph.StatusFailed: 0}
+	for _, r := range records {
+		out[str(r.Values[0])] = int(num(r.Values[1]))
+	}
+	return out, nil
+}
+
+func (db *DB) RecentEpisodes(ctx context.Context, groupID string, before time.Time, n int) ([]*graph.Episode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_recent", map[string]any{
+		"group_id": groupID, "before": before.UTC(), "n": int64(n),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.Episode, 0, len(records))
+	for _, r := range records {
+		out = append(out, episodeFromNode(r.Values[0].(neo4j.Node)))
+	}
+	return out, nil
+}
+
+func (db *DB) EntityCandidates(ctx context.Context, groupID string, names []string, limit int) ([]*graph.EntityNode, error) {
+	lower := make([]string, len(names))
+	var terms []string
+	for i, n := range names {
+		lower[i] = strings.ToLower(strings.TrimSpace(n))
+		if t := cypher.LuceneTerms(n); t != "" {
+			terms = append(terms, t)
+		}
+	}
+	if terms == nil {
+		terms = []string{}
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_candidates", map[string]any{
+		"group_id": groupID, "lower_names": lower, "terms": terms, "limit": int64(limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.EntityNode, 0, len(records))
+	for _, r := range records {
+		out = append(out, entityFromNode(r.Values[0].(neo4j.Node)))
+	}
+	return out, nil
+}
+
+func (db *DB) FactsOf(ctx context.Context, groupID string, entityUUIDs []string) ([]*graph.Fact, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "facts_of", map[string]any{"group_id": groupID, "uuids": entityUUIDs})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.Fact, 0, len(records))
+	for _, r := range records {
+		f := factFromRel(r.Values[0].(neo4j.Relationship))
+		f.SourceUUID, f.TargetUUID = str(r.Values[1]), str(r.Values[2])
+		out = append(out, f)
+	}
+	return out, nil
+}
