@@ -37,8 +37,9 @@ type Authorizer interface {
 	VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible
 	// Write decides a new memory of agent's in space.
 	Write(p Principal, agent string, space graph.Space) Decision
-	// Delete decides removing a memory from space (which p can already see).
-	Delete(p Principal, space graph.Space) Decision
+	// Modify decides changing a memory in space that p can already see: deleting it,
+	// retrying its ingestion.
+	Modify(p Principal, space graph.Space) Decision
 	// Promote decides copying a memory p can see into target.
 	Promote(p Principal, target graph.Space) Decision
 	// ManageAgent decides changing or erasing agent (owner or admin host).
@@ -121,13 +122,13 @@ func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
 	return deny("this space cannot be written")
 }
 
-func (pol Policy) Delete(p Principal, s graph.Space) Decision {
+func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 	switch s.Kind {
 	case graph.SpacePrivate, graph.SpacePublic:
 		if p.Owns[s.Agent] {
 			return allow(s)
 		}
-		return deny("only the agent's owner may delete its memories")
+		return deny("only the agent's owner may change or delete its memories")
 	case graph.SpaceTeam:
 		if p.Teams[s.Team] == graph.RoleWriter {
 			return allow(s)
@@ -137,7 +138,7 @@ func (pol Policy) Delete(p Principal, s graph.Space) Decision {
 		if p.Promoter {
 			return allow(s)
 		}
-		return deny("deleting from the global space needs the promoter role")
+		return deny("changing the global space needs the promoter role")
 	}
 	return deny("this space cannot be changed")
 }

@@ -134,7 +134,7 @@ func outcome(pol access.Policy, p access.Principal, ownAgent, op string, s graph
 		if !visible {
 			return "404"
 		}
-		return yes(pol.Delete(p, s).Effect == access.Allow, "allow", "403")
+		return yes(pol.Modify(p, s).Effect == access.Allow, "allow", "403")
 	case "promote":
 		if !visible {
 			return "404"
@@ -174,7 +174,7 @@ func TestPolicy_NeverSystem(t *testing.T) {
 	sys := graph.Space{Kind: graph.SpaceSystem}
 	for name, d := range map[string]access.Decision{
 		"write":   pol.Write(everything, "system", sys),
-		"delete":  pol.Delete(everything, sys),
+		"delete":  pol.Modify(everything, sys),
 		"promote": pol.Promote(everything, sys),
 	} {
 		if d.Effect != access.Deny || d.Reason == "" {

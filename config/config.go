@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -104,10 +105,19 @@ type Memory struct {
 }
 
 type Ingest struct {
-	Workers     int           `yaml:"workers"`
+	Workers     int           `yaml:"workers"` // 0: this process accepts episodes but does not process them
 	Lease       time.Duration `yaml:"lease"`
 	MaxAttempts int           `yaml:"max_attempts"`
 	Backoff     time.Duration `yaml:"backoff"`
+	Poll        time.Duration `yaml:"poll"`
+	Scope       string        `yaml:"scope"` // process only spaces whose group_id starts with this ("" all)
+	EntityTypes []EntityType  `yaml:"entity_types"` // empty: the built-in list
+}
+
+// EntityType is a kind of entity extraction may assign; its name becomes a node label.
+type EntityType struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
 }
 
 // Provider names.
@@ -162,6 +172,9 @@ var defaults = map[string]any{
 	"ingest.lease":               "2m",
 	"ingest.max_attempts":        5,
 	"ingest.backoff":             "2s",
+	"ingest.poll":                "250ms",
+	"ingest.scope":               "",
+	"ingest.entity_types":        []map[string]any{},
 }
 
 // Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it
@@ -211,7 +224,7 @@ func unknownKeys(v *viper.Viper) error {
 		if _, ok := defaults[key]; ok {
 			continue
 		}
-		if strings.HasPrefix(key, "auth.keys") {
+		if strings.HasPrefix(key, "auth.keys") || strings.HasPrefix(key, "ingest.entity_types") {
 			continue
 		}
 		unknown = append(unknown, key)
@@ -269,6 +282,7 @@ func (c *Config) Validate() error {
 		"llm.timeout":                c.LLM.Timeout,
 		"embedder.timeout":           c.Embedder.Timeout,
 		"ingest.lease":               c.Ingest.Lease,
+		"ingest.poll":                c.Ingest.Poll,
 	} {
 		if d <= 0 {
 			add(key, "must be a positive duration such as 5s, got %v", d)
@@ -361,7 +375,6 @@ func (c *Config) Validate() error {
 		"memory.batch_max_items":   c.Memory.BatchMaxItems,
 		"memory.page_size_default": c.Memory.PageSizeDefault,
 		"memory.page_size_max":     c.Memory.PageSizeMax,
-		"ingest.workers":           c.Ingest.Workers,
 		"ingest.max_attempts":      c.Ingest.MaxAttempts,
 	}
 	for key, n := range positive {
@@ -371,6 +384,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Memory.PageSizeDefault > c.Memory.PageSizeMax {
 		add("memory.page_size_default", "%d is above memory.page_size_max %d", c.Memory.PageSizeDefault, c.Memory.PageSizeMax)
+	}
+	if c.Ingest.Workers < 0 {
+		add("ingest.workers", "must not be negative, got %d", c.Ingest.Workers)
+	}
+	labels := map[string]bool{}
+	for i, t := range c.Ingest.EntityTypes {
+		if !labelPattern.MatchString(t.Name) || t.Name == "Entity" || t.Name == "Episodic" || labels[t.Name] {
+			add(fmt.Sprintf("ingest.entity_types[%d].name", i), "%q must be a distinct label such as Person: a capital letter, then letters and digits", t.Name)
+		}
+		labels[t.Name] = true
+		if len(t.Description) > 300 {
+			add(fmt.Sprintf("ingest.entity_types[%d].description", i), "is longer than 300 characters")
+		}
 	}
 	if c.Ingest.Backoff < 0 {
 		add("ingest.backoff", "must not be negative, got %v", c.Ingest.Backoff)
@@ -382,6 +408,9 @@ func (c *Config) Validate() error {
 	sort.Strings(problems)
 	return errors.New("config: invalid:\n  " + strings.Join(problems, "\n  "))
 }
+
+// labelPattern is the rule for entity type names, which become Neo4j labels.
+var labelPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,39}$`)
 
 // IsLoopback reports whether host (a name or an IP, no port) is the loopback
 // interface. An empty host means every interface, which is not loopback.

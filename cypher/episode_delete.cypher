@@ -6,8 +6,9 @@ WHERE e.group_id = $group_id
 OPTIONAL MATCH (:Entity)-[r:RELATES_TO]->(:Entity)
 WHERE r.group_id = $group_id AND $uuid IN r.episodes
 WITH e, collect(r) AS facts
-FOREACH (r IN [f IN facts WHERE size(f.episodes) > 1] | SET r.episodes = [u IN r.episodes WHERE u <> $uuid])
-FOREACH (r IN [f IN facts WHERE size(f.episodes) <= 1] | DELETE r)
+WITH e, [f IN facts WHERE size(f.episodes) > 1] AS shared, [f IN facts WHERE size(f.episodes) <= 1] AS only
+FOREACH (r IN shared | SET r.episodes = [u IN r.episodes WHERE u <> $uuid])
+FOREACH (r IN only | DELETE r)
 WITH e
 OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)
 WITH e, collect(DISTINCT n) AS mentioned

@@ -239,6 +239,26 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 	if calls := p.llm.EmbeddingCalls.Load(); calls != 4 {
 		t.Errorf("%d embedding calls for 4 episodes, want 4 (one batch each)", calls)
 	}
+
+	t.Run("DeleteCascade", func(t *testing.T) {
+		// Deleting the second episode of space a removes the Globex fact and Globex,
+		// which only it supported, and leaves the Acme fact with the first episode.
+		err := p.db.DeleteEpisode(context.Background(), eps[2].UUID, graph.Visible{GroupIDs: []string{a}},
+			func(*graph.Episode) (*graph.AuditEvent, error) { return nil, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, facts := p.graphOf(a, "Alice", "Acme", "Globex")
+		if len(ents) != 2 || ents["Globex"] != nil {
+			t.Fatalf("entities after the delete: %v, want Alice and Acme", keys(ents))
+		}
+		if len(facts) != 1 || facts[0].TargetUUID != ents["Acme"].UUID || len(facts[0].Episodes) != 1 || facts[0].Episodes[0] != eps[0].UUID {
+			t.Fatalf("facts after the delete: %+v, want the Acme fact with the first episode only", facts)
+		}
+		if ents, facts := p.graphOf(b, "Alice", "Acme", "Globex"); len(ents) != 3 || len(facts) != 2 {
+			t.Fatalf("space b changed: %d entities, %d facts", len(ents), len(facts))
+		}
+	})
 }
 
 func keys[V any](m map[string]V) []string {

@@ -83,18 +83,25 @@ func workerID() string {
 }
 
 func (r *Runner) work(ctx context.Context, worker string) {
+	idle := r.Poll
 	for ctx.Err() == nil {
 		eps, err := r.Queue.Claim(ctx, worker, r.Scope, r.Lease, 1)
 		if err != nil && ctx.Err() == nil {
-			r.Log.Warn("claiming episodes", "worker", worker, "error", err.Error())
+			r.Log.Warn("claiming episodes", "worker", worker, "error", err.Error(), "retry_in", idle.String())
 		}
 		if len(eps) == 0 {
 			select {
 			case <-ctx.Done():
-			case <-time.After(r.Poll):
+			case <-time.After(idle):
+			}
+			if err != nil { // the store is down: back off up to 10 s instead of polling hard
+				idle = min(2*idle, 10*time.Second)
+			} else {
+				idle = r.Poll
 			}
 			continue
 		}
+		idle = r.Poll
 		r.handle(ctx, worker, eps[0])
 	}
 }

@@ -44,6 +44,7 @@ func (a *api) routes(g *echo.Group) {
 	g.GET("/memories/:id", a.getMemory, a.requester)
 	g.DELETE("/memories/:id", a.deleteMemory, a.requester)
 	g.POST("/memories/:id/promote", a.promoteMemory, a.requester)
+	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
 
 	g.POST("/agents", a.createAgent, a.requester)
 	g.GET("/agents/:id", a.getAgent, a.requester)

@@ -284,6 +284,14 @@ func (a *api) promoteMemory(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, viewOf(e))
 }
 
+func (a *api) retryMemory(c echo.Context) error {
+	e, err := a.svc.Retry(c.Request().Context(), callOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, viewOf(e))
+}
+
 func queryInt(c echo.Context, name string) (int, error) {
 	s := c.QueryParam(name)
 	if s == "" {

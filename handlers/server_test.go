@@ -36,7 +36,7 @@ func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Ser
 	}
 	db, log := neo4jtest.DB(t), neo4jtest.Logger(t)
 	svc := &service.Service{
-		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Audit: db, Log: log, Now: time.Now,
+		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Queue: db, Audit: db, Log: log, Now: time.Now,
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}

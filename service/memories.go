@@ -384,7 +384,7 @@ func (s *Service) Delete(ctx context.Context, c Call, id string) error {
 		return err
 	}
 	err := s.Mem.DeleteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.AuditEvent, error) {
-		if d := s.Auth.Delete(c.P, e.Space()); d.Effect != access.Allow {
+		if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
 			return nil, forbid(e.UUID, e.GroupID, d.Reason)
 		}
 		return s.event(c, graph.AuditDeleted, e.UUID, e.GroupID, ""), nil
@@ -422,4 +422,22 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		return nil, s.recordIfForbidden(ctx, c, err)
 	}
 	return copied, nil
+}
+
+// Retry puts a failed memory back in the ingestion queue. ENOTFOUND when the caller
+// cannot see it; an audited EFORBIDDEN when it may not change it; ECONFLICT when it
+// has not failed.
+func (s *Service) Retry(ctx context.Context, c Call, id string) (*graph.Episode, error) {
+	if err := checkUUID(id); err != nil {
+		return nil, err
+	}
+	vis := s.Auth.Visible(c.P)
+	e, err := s.Mem.GetEpisode(ctx, id, vis)
+	if err != nil {
+		return nil, err
+	}
+	if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
+		return nil, s.deny(ctx, c, e.UUID, e.GroupID, d.Reason)
+	}
+	return s.Queue.Requeue(ctx, id, vis)
 }

@@ -30,6 +30,7 @@ type Service struct {
 	Auth   access.Authorizer
 	Dir    graph.Directory
 	Mem    graph.Memories
+	Queue  graph.Queue
 	Audit  graph.AuditLog
 	Limits Limits
 	Log    *slog.Logger

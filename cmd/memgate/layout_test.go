@@ -16,6 +16,7 @@ var allowedImports = map[string][]string{
 	"config":                     {},
 	"access":                     {"graph"},
 	"extract":                    {"graph"},
+	"extract/llmtest":            {},
 	"graph/neo4jstore":           {"graph", "access", "cypher"},
 	"graph/neo4jstore/neo4jtest": {"graph", "graph/neo4jstore"},
 	"access/accesstest":          {},
@@ -31,7 +32,7 @@ var thirdParty = map[string][]string{
 	"graph/neo4jstore/neo4jtest": {"github.com/testcontainers/testcontainers-go"},
 	"handlers":                   {"github.com/labstack/echo"},
 	"service":                    {"github.com/google/uuid"},
-	"extract":                    {"github.com/sashabaranov/go-openai"},
+	"extract":                    {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
 
 func TestLayout_DependencyDirection(t *testing.T) {

@@ -129,6 +129,7 @@ func TestServe_SIGTERM(t *testing.T) {
 	cmd := command(t, map[string]string{
 		"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
 		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions),
+		"MEMGATE_INGEST_WORKERS":      "0", // leave other tests' episodes alone
 	}, "serve")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -252,6 +253,8 @@ func waitStatus(t *testing.T, url string, status int, limit time.Duration) strin
 	t.Fatalf("%s did not answer %d within %v; last: %s", url, status, limit, last)
 	return ""
 }
+
+var interruptSignal = syscall.SIGTERM
 
 func freePort(t *testing.T) int {
 	t.Helper()

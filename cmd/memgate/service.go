@@ -12,6 +12,7 @@ import (
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/config"
+	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/handlers"
@@ -21,9 +22,10 @@ import (
 // Main is the running service: configuration, the store and the HTTP server. Tests
 // start it on 127.0.0.1:0 and read Addr.
 type Main struct {
-	Config *config.Config
-	Log    *slog.Logger
-	DB     *neo4jstore.DB
+	Config  *config.Config
+	Log     *slog.Logger
+	DB      *neo4jstore.DB
+	Metrics *extract.Metrics
 
 	server   *http.Server
 	listener net.Listener
@@ -53,6 +55,15 @@ func (m *Main) Open(ctx context.Context) error {
 		go func() {
 			defer m.wg.Done()
 			m.migrateUntilDone(ctx)
+		}()
+	}
+	m.Metrics = &extract.Metrics{}
+	if cfg.Ingest.Workers > 0 {
+		runner := newRunner(cfg, m.DB, m.Metrics, m.Log)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			runner.Run(ctx)
 		}()
 	}
 
@@ -140,12 +151,45 @@ func (m *Main) migrateUntilDone(ctx context.Context) {
 func newService(cfg *config.Config, db *neo4jstore.DB, log *slog.Logger) *service.Service {
 	return &service.Service{
 		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
-		Dir:  db, Mem: db, Audit: db, Log: log, Now: time.Now,
+		Dir:  db, Mem: db, Queue: db, Audit: db, Log: log, Now: time.Now,
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
 			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax,
 		},
+	}
+}
+
+// newRunner builds the ingestion pipeline from the configured providers: an
+// OpenAI-compatible endpoint, or the offline heuristic extractor and hashing embedder.
+func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, log *slog.Logger) *extract.Runner {
+	types := extract.DefaultEntityTypes
+	if len(cfg.Ingest.EntityTypes) > 0 {
+		types = make([]extract.EntityType, len(cfg.Ingest.EntityTypes))
+		for i, t := range cfg.Ingest.EntityTypes {
+			types[i] = extract.EntityType{Name: t.Name, Description: t.Description}
+		}
+	}
+	var extractor extract.Extractor = extract.Heuristic{}
+	if cfg.LLM.Provider == config.ProviderOpenAI {
+		extractor = extract.NewOpenAI(extract.OpenAIOptions{
+			BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
+			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
+		}, types)
+	}
+	var embedder extract.Embedder = extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
+	if cfg.Embedder.Provider == config.ProviderOpenAI {
+		embedder = extract.NewOpenAI(extract.OpenAIOptions{
+			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
+			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
+			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log,
+		}, nil)
+	}
+	return &extract.Runner{
+		Queue: db, Know: db, Extractor: extractor, Types: types,
+		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Now: time.Now},
+		Workers:  cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
+		Backoff: cfg.Ingest.Backoff, Poll: cfg.Ingest.Poll, Scope: cfg.Ingest.Scope, Log: log, Metrics: metrics,
 	}
 }
 

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/extract/llmtest"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+// apiClient talks to a running memgate in dev mode as one requester.
+type apiClient struct {
+	t         *testing.T
+	base      string
+	requester string
+}
+
+func (c apiClient) call(method, path string, body any, into any) int {
+	c.t.Helper()
+	var buf bytes.Buffer
+	if body != nil {
+		_ = json.NewEncoder(&buf).Encode(body)
+	}
+	req, _ := http.NewRequest(method, c.base+path, &buf)
+	req.Header.Set("X-Requester-Id", c.requester)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if into != nil {
+		_ = json.NewDecoder(resp.Body).Decode(into)
+	}
+	return resp.StatusCode
+}
+
+type memoryStatus struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	LastError string `json:"last_error"`
+	Attempts  int    `json:"attempts"`
+}
+
+// waitStatuses polls GET until every memory is done or failed.
+func (c apiClient) waitStatuses(ids []string, limit time.Duration) map[string]memoryStatus {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		out := map[string]memoryStatus{}
+		pending := 0
+		for _, id := range ids {
+			var m memoryStatus
+			if status := c.call("GET", "/v1/memories/"+id, nil, &m); status != http.StatusOK {
+				c.t.Fatalf("GET %s: %d", id, status)
+			}
+			out[id] = m
+			if m.Status != graph.StatusDone && m.Status != graph.StatusFailed {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return out
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%d memories still pending after %v: %+v", pending, limit, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func suffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// knows scripts the LLM to read "Pi knows Qi." as one fact, and returns the text.
+func knows(llm *llmtest.Server, who, whom string) string {
+	text := who + " knows " + whom + "."
+	llm.Answer(text, map[string]any{
+		"entities": []map[string]any{{"name": who, "type": "Person", "summary": ""}, {"name": whom, "type": "Person", "summary": ""}},
+		"facts": []map[string]any{{"source": who, "target": whom, "relation": "KNOWS", "fact": text,
+			"valid_at": nil, "invalid_at": nil}},
+	})
+	return text
+}
+
+// TestServe_IngestAndRetry drives the pipeline through the API of a running memgate
+// configured with an OpenAI-compatible endpoint (the scripted server): episodes go
+// from queued to done; with the LLM down they fail with a reason; retry brings them
+// back once it recovers.
+func TestServe_IngestAndRetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	llm := llmtest.New()
+	defer llm.Close()
+	agent := "ingest-" + suffix()
+	cmd, base := startBinary(t, map[string]string{
+		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_LLM_MAX_RETRIES": "0",
+		"MEMGATE_INGEST_MAX_ATTEMPTS": "1", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + agent,
+	})
+	defer stopBinary(cmd)
+	c := apiClient{t: t, base: base, requester: "alice"}
+	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+
+	var first struct{ ID string }
+	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": knows(llm, "Ann", "Ben")}, &first)
+	if got := c.waitStatuses([]string{first.ID}, 30*time.Second)[first.ID]; got.Status != graph.StatusDone || got.Attempts != 1 {
+		t.Fatalf("memory %+v, want done after one attempt", got)
+	}
+
+	llm.Fail(1, llmtest.Fault500)
+	var second struct{ ID string }
+	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": knows(llm, "Cid", "Dee")}, &second)
+	got := c.waitStatuses([]string{second.ID}, 30*time.Second)[second.ID]
+	if got.Status != graph.StatusFailed || got.LastError == "" {
+		t.Fatalf("memory %+v, want failed with the reason", got)
+	}
+	other := apiClient{t: t, base: base, requester: "mallory"}
+	if status := other.call("POST", "/v1/memories/"+second.ID+"/retry", nil, nil); status != http.StatusNotFound {
+		t.Fatalf("another requester retrying a private memory: %d, want 404", status)
+	}
+	if status := c.call("POST", "/v1/memories/"+first.ID+"/retry", nil, nil); status != http.StatusConflict {
+		t.Fatalf("retrying a done memory: %d, want 409", status)
+	}
+	llm.Fail(0)
+	if status := c.call("POST", "/v1/memories/"+second.ID+"/retry", nil, nil); status != http.StatusAccepted {
+		t.Fatalf("retry: %d, want 202", status)
+	}
+	if got := c.waitStatuses([]string{second.ID}, 30*time.Second)[second.ID]; got.Status != graph.StatusDone {
+		t.Fatalf("after retry: %+v, want done", got)
+	}
+}
+
+// TestServe_KillMidRun kills memgate with SIGKILL while it is extracting, starts it
+// again, and checks every accepted episode was processed, each saved exactly once.
+func TestServe_KillMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	llm := llmtest.New()
+	defer llm.Close()
+	llm.Latency(400 * time.Millisecond)
+	s := suffix()
+	env := map[string]string{
+		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_LEASE": "2s",
+		"MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_SCOPE": "agent-kill-" + s,
+	}
+	cmd, base := startBinary(t, env)
+	c := apiClient{t: t, base: base, requester: "alice"}
+	var ids []string
+	var groups []string
+	for a := 0; a < 3; a++ {
+		agent := fmt.Sprintf("kill-%s-%d", s, a)
+		c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+		groups = append(groups, "agent-"+agent+"-private")
+		for i := 0; i < 3; i++ {
+			var m struct{ ID string }
+			c.call("POST", "/v1/memories", map[string]any{"agent_id": agent,
+				"messages": knows(llm, fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))}, &m)
+			ids = append(ids, m.ID)
+		}
+	}
+	time.Sleep(900 * time.Millisecond) // some episodes done, two in the middle of extraction
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	cmd, base = startBinary(t, env)
+	defer stopBinary(cmd)
+	c.base = base
+	for id, m := range c.waitStatuses(ids, 60*time.Second) {
+		if m.Status != graph.StatusDone {
+			t.Fatalf("%s: %+v, want done", id, m)
+		}
+	}
+	db := neo4jtest.DB(t)
+	for a, g := range groups {
+		var names []string
+		for i := 0; i < 3; i++ {
+			names = append(names, fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))
+		}
+		ents, err := db.EntityCandidates(context.Background(), g, names, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uuids []string
+		for _, e := range ents {
+			uuids = append(uuids, e.UUID)
+		}
+		facts, err := db.FactsOf(context.Background(), g, uuids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != 6 || len(facts) != 3 {
+			t.Fatalf("%s: %d entities and %d facts, want 6 and 3: nothing twice", g, len(ents), len(facts))
+		}
+		for _, f := range facts {
+			if len(f.Episodes) != 1 {
+				t.Fatalf("%s: fact %s supported by %v, want one episode", g, f.Fact, f.Episodes)
+			}
+		}
+	}
+	t.Logf("%d extraction calls for %d episodes (an interrupted extraction runs again)", llm.ChatCalls.Load(), len(ids))
+}
+
+// startBinary runs memgate serve against the test database and returns its base URL.
+func startBinary(t *testing.T, env map[string]string) (*exec.Cmd, string) {
+	t.Helper()
+	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
+		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
+	for k, v := range env {
+		all[k] = v
+	}
+	cmd := command(t, all, "serve")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	scanner := bufio.NewScanner(stderr)
+	var logs strings.Builder
+	for scanner.Scan() {
+		logs.WriteString(scanner.Text() + "\n")
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
+			go func() {
+				for scanner.Scan() {
+				}
+			}()
+			base := "http://" + line.Addr
+			waitStatus(t, base+"/readyz", http.StatusOK, 60*time.Second)
+			return cmd, base
+		}
+	}
+	t.Fatalf("memgate did not start:\n%s", logs.String())
+	return nil, ""
+}
+
+func stopBinary(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(interruptSignal)
+	_ = cmd.Wait()
+}
