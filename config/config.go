@@ -110,7 +110,7 @@ type Ingest struct {
 	MaxAttempts int           `yaml:"max_attempts"`
 	Backoff     time.Duration `yaml:"backoff"`
 	Poll        time.Duration `yaml:"poll"`
-	Scope       string        `yaml:"scope"` // process only spaces whose group_id starts with this ("" all)
+	Scope       string        `yaml:"scope"`        // process only spaces whose group_id starts with this ("" all)
 	EntityTypes []EntityType  `yaml:"entity_types"` // empty: the built-in list
 }
 
