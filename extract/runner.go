@@ -123,7 +123,7 @@ func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
 		return
 	case ctx.Err() != nil:
 		return // shutting down: the lease expires and the episode is claimed again
-	case graph.ErrorCode(err) == graph.ECONFLICT:
+	case context.Cause(attemptCtx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
 		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
 		return
 	}
