@@ -60,18 +60,28 @@ type Runner struct {
 const ContextEpisodes = 4
 
 // Run processes episodes until ctx ends, then returns once every worker has stopped.
-// An episode in flight when ctx ends keeps its lease; it expires and the episode is
-// claimed again, here or elsewhere.
+// One claimer leases as many episodes as there are idle workers, in one query, and
+// hands them out, so workers never race each other for the same episode. An episode
+// in flight when ctx ends keeps its lease; it expires and the episode is claimed
+// again, here or elsewhere.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
+	jobs := make(chan *graph.Episode)
+	idle := make(chan struct{}, r.Workers)
 	var wg sync.WaitGroup
 	for i := 0; i < r.Workers; i++ {
+		idle <- struct{}{}
 		wg.Add(1)
-		go func(n int) {
+		go func() {
 			defer wg.Done()
-			r.work(ctx, fmt.Sprintf("%s/%d", r.id, n))
-		}(i)
+			for ep := range jobs {
+				r.handle(ctx, r.id, ep)
+				idle <- struct{}{}
+			}
+		}()
 	}
+	r.claim(ctx, jobs, idle)
+	close(jobs)
 	wg.Wait()
 }
 
@@ -82,27 +92,49 @@ func workerID() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func (r *Runner) work(ctx context.Context, worker string) {
-	idle := r.Poll
-	for ctx.Err() == nil {
-		eps, err := r.Queue.Claim(ctx, worker, r.Scope, r.Lease, 1)
-		if err != nil && ctx.Err() == nil {
-			r.Log.Warn("claiming episodes", "worker", worker, "error", err.Error(), "retry_in", idle.String())
+// claim leases episodes for idle workers until ctx ends.
+func (r *Runner) claim(ctx context.Context, jobs chan<- *graph.Episode, idle chan struct{}) {
+	wait := r.Poll
+	for {
+		// Wait for one idle worker, then count the others.
+		select {
+		case <-ctx.Done():
+			return
+		case <-idle:
 		}
-		if len(eps) == 0 {
+		free := 1
+		for more := true; more; {
 			select {
-			case <-ctx.Done():
-			case <-time.After(idle):
+			case <-idle:
+				free++
+			default:
+				more = false
 			}
-			if err != nil { // the store is down: back off up to 10 s instead of polling hard
-				idle = min(2*idle, 10*time.Second)
-			} else {
-				idle = r.Poll
-			}
+		}
+		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, free)
+		if err != nil && ctx.Err() == nil {
+			r.Log.Warn("claiming episodes", "worker", r.id, "error", err.Error(), "retry_in", wait.String())
+		}
+		for _, ep := range eps {
+			jobs <- ep
+		}
+		for i := len(eps); i < free; i++ {
+			idle <- struct{}{}
+		}
+		if len(eps) > 0 {
+			wait = r.Poll
 			continue
 		}
-		idle = r.Poll
-		r.handle(ctx, worker, eps[0])
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if err != nil { // the store is down: back off up to 10 s instead of polling hard
+			wait = min(2*wait, 10*time.Second)
+		} else {
+			wait = r.Poll
+		}
 	}
 }
 

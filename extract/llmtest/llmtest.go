@@ -87,7 +87,7 @@ func (s *Server) Fail(rate float64, faults ...Fault) {
 	s.failRate, s.faults = rate, faults
 }
 
-// Latency delays every answer.
+// Latency delays every chat completion (embeddings answer at once).
 func (s *Server) Latency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,11 +104,8 @@ func (s *Server) HangFor(d time.Duration) {
 // fault decides whether this call fails, spreading failures evenly over calls.
 func (s *Server) fault() Fault {
 	s.mu.Lock()
-	rate, faults, delay := s.failRate, s.faults, s.delay
+	rate, faults := s.failRate, s.faults
 	s.mu.Unlock()
-	if delay > 0 {
-		time.Sleep(delay)
-	}
 	n := s.n.Add(1)
 	if rate <= 0 || len(faults) == 0 {
 		return ""
@@ -141,8 +138,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	hang := s.hang
+	hang, delay := s.hang, s.delay
 	s.mu.Unlock()
+	time.Sleep(delay)
 
 	switch s.fault() {
 	case Fault429:

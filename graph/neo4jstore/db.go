@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -33,6 +35,28 @@ type DB struct {
 	database string
 	queries  cypher.Queries
 	log      *slog.Logger
+	stats    sync.Map // query name -> *QueryStat
+}
+
+// QueryStat is how often a named query ran and how long it took in all, for metrics.
+type QueryStat struct {
+	Count atomic.Int64
+	Nanos atomic.Int64
+}
+
+// QueryStats calls fn for every query that ran.
+func (db *DB) QueryStats(fn func(name string, s *QueryStat)) {
+	db.stats.Range(func(k, v any) bool {
+		fn(k.(string), v.(*QueryStat))
+		return true
+	})
+}
+
+func (db *DB) observe(name string, start time.Time) {
+	v, _ := db.stats.LoadOrStore(name, &QueryStat{})
+	s := v.(*QueryStat)
+	s.Count.Add(1)
+	s.Nanos.Add(int64(time.Since(start)))
 }
 
 // queryNames lists every query file this package runs; Open fails when one is missing.
@@ -90,6 +114,7 @@ func (db *DB) Close(ctx context.Context) error {
 // run executes one named query in a managed transaction (retried by the driver on
 // transient errors) and returns its records.
 func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
+	defer db.observe(name, time.Now())
 	res, err := neo4j.ExecuteQuery(ctx, db.driver, db.queries.Get(name), params,
 		neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(db.database),
@@ -117,6 +142,7 @@ func (db *DB) inWrite(ctx context.Context, fn func(tx neo4j.ManagedTransaction) 
 
 // txRun runs one named query inside a transaction and collects its records.
 func (db *DB) txRun(ctx context.Context, tx neo4j.ManagedTransaction, name string, params map[string]any) ([]*neo4j.Record, error) {
+	defer db.observe(name, time.Now())
 	res, err := tx.Run(ctx, db.queries.Get(name), params)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", name, err)
