@@ -37,7 +37,7 @@ func benchPipeline(b *testing.B, latency time.Duration, workers int) {
 	const spaces, perSpace = 50, 4
 	var eps []*graph.Episode
 	for i := 0; i < spaces*perSpace; i++ {
-		text := knowsFixture(p, fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i))
+		text := p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i))
 		eps = append(eps, p.add(p.space(fmt.Sprint(i%spaces)), "user: "+text))
 	}
 	b.StartTimer()

@@ -267,17 +267,6 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 	})
 }
 
-// knowsFixture scripts the LLM to read "person knows friend." as one fact.
-func knowsFixture(p *pipe, person, friend string) string {
-	text := fmt.Sprintf("%s knows %s.", person, friend)
-	p.llm.Answer(text, map[string]any{
-		"entities": []map[string]any{{"name": person, "type": "Person", "summary": ""}, {"name": friend, "type": "Person", "summary": ""}},
-		"facts": []map[string]any{{"source": person, "target": friend, "relation": "KNOWS", "fact": text,
-			"valid_at": nil, "invalid_at": nil}},
-	})
-	return text
-}
-
 func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
@@ -301,7 +290,7 @@ func TestPipeline_Faults(t *testing.T) {
 			const n = 12
 			var eps []*graph.Episode
 			for i := 0; i < n; i++ {
-				text := knowsFixture(p, fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i))
+				text := p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i))
 				eps = append(eps, p.add(p.space(fmt.Sprint(i%3)), text))
 			}
 			p.llm.Fail(rate, llmtest.Fault429, llmtest.Fault500, llmtest.FaultMalformed, llmtest.FaultEmpty, llmtest.FaultTimeout)

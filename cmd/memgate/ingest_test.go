@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,17 +87,6 @@ func suffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// knows scripts the LLM to read "Pi knows Qi." as one fact, and returns the text.
-func knows(llm *llmtest.Server, who, whom string) string {
-	text := who + " knows " + whom + "."
-	llm.Answer(text, map[string]any{
-		"entities": []map[string]any{{"name": who, "type": "Person", "summary": ""}, {"name": whom, "type": "Person", "summary": ""}},
-		"facts": []map[string]any{{"source": who, "target": whom, "relation": "KNOWS", "fact": text,
-			"valid_at": nil, "invalid_at": nil}},
-	})
-	return text
-}
-
 // TestServe_IngestAndRetry drives the pipeline through the API of a running memgate
 // configured with an OpenAI-compatible endpoint (the scripted server): episodes go
 // from queued to done; with the LLM down they fail with a reason; retry brings them
@@ -118,14 +108,14 @@ func TestServe_IngestAndRetry(t *testing.T) {
 	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
 
 	var first struct{ ID string }
-	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": knows(llm, "Ann", "Ben")}, &first)
+	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": llm.Knows("Ann", "Ben")}, &first)
 	if got := c.waitStatuses([]string{first.ID}, 30*time.Second)[first.ID]; got.Status != graph.StatusDone || got.Attempts != 1 {
 		t.Fatalf("memory %+v, want done after one attempt", got)
 	}
 
 	llm.Fail(1, llmtest.Fault500)
 	var second struct{ ID string }
-	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": knows(llm, "Cid", "Dee")}, &second)
+	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": llm.Knows("Cid", "Dee")}, &second)
 	got := c.waitStatuses([]string{second.ID}, 30*time.Second)[second.ID]
 	if got.Status != graph.StatusFailed || got.LastError == "" {
 		t.Fatalf("memory %+v, want failed with the reason", got)
@@ -172,7 +162,7 @@ func TestServe_KillMidRun(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			var m struct{ ID string }
 			c.call("POST", "/v1/memories", map[string]any{"agent_id": agent,
-				"messages": knows(llm, fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))}, &m)
+				"messages": llm.Knows(fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))}, &m)
 			ids = append(ids, m.ID)
 		}
 	}
@@ -257,6 +247,6 @@ func startBinary(t *testing.T, env map[string]string) (*exec.Cmd, string) {
 }
 
 func stopBinary(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(interruptSignal)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 }

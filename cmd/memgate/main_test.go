@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -126,38 +124,7 @@ func TestServe_SIGTERM(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	cmd := command(t, map[string]string{
-		"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
-		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions),
-		"MEMGATE_INGEST_WORKERS":      "0", // leave other tests' episodes alone
-	}, "serve")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	addr := ""
-	var logs strings.Builder
-	scanner := bufio.NewScanner(stderr)
-	for addr == "" && scanner.Scan() {
-		logs.WriteString(scanner.Text() + "\n")
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
-			addr = line.Addr
-		}
-	}
-	if addr == "" {
-		t.Fatalf("no listening line in the log:\n%s", logs.String())
-	}
-	go func() {
-		for scanner.Scan() {
-		}
-	}()
-	waitStatus(t, "http://"+addr+"/readyz", http.StatusOK, 60*time.Second)
+	cmd, _ := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"}) // leave other tests' episodes alone
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -253,8 +220,6 @@ func waitStatus(t *testing.T, url string, status int, limit time.Duration) strin
 	t.Fatalf("%s did not answer %d within %v; last: %s", url, status, limit, last)
 	return ""
 }
-
-var interruptSignal = syscall.SIGTERM
 
 func freePort(t *testing.T) int {
 	t.Helper()

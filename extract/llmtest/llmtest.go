@@ -72,6 +72,17 @@ func (s *Server) Answer(key string, v any) {
 	s.AnswerRaw(key, string(b))
 }
 
+// Knows scripts "who knows whom." as two people and one KNOWS fact, and returns the text.
+func (s *Server) Knows(who, whom string) string {
+	text := who + " knows " + whom + "."
+	s.Answer(text, map[string]any{
+		"entities": []map[string]any{{"name": who, "type": "Person", "summary": ""}, {"name": whom, "type": "Person", "summary": ""}},
+		"facts": []map[string]any{{"source": who, "target": whom, "relation": "KNOWS", "fact": text,
+			"valid_at": nil, "invalid_at": nil}},
+	})
+	return text
+}
+
 // AnswerRaw answers with content as is, for malformed output.
 func (s *Server) AnswerRaw(key, content string) {
 	s.mu.Lock()
