@@ -250,3 +250,44 @@ func stopBinary(cmd *exec.Cmd) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 }
+
+// TestServe_TwoProcesses runs two memgate processes on one Neo4j: every episode is
+// extracted exactly once, whichever process takes it.
+func TestServe_TwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	llm := llmtest.New()
+	defer llm.Close()
+	llm.Latency(50 * time.Millisecond)
+	s := suffix()
+	env := map[string]string{
+		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_POLL": "20ms",
+		"MEMGATE_INGEST_WORKERS": "3", "MEMGATE_INGEST_SCOPE": "agent-two-" + s,
+	}
+	first, base := startBinary(t, env)
+	defer stopBinary(first)
+	second, _ := startBinary(t, env)
+	defer stopBinary(second)
+	c := apiClient{t: t, base: base, requester: "alice"}
+	var ids []string
+	for a := 0; a < 4; a++ {
+		agent := fmt.Sprintf("two-%s-%d", s, a)
+		c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+		for i := 0; i < 6; i++ {
+			var m struct{ ID string }
+			c.call("POST", "/v1/memories", map[string]any{"agent_id": agent,
+				"messages": llm.Knows(fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))}, &m)
+			ids = append(ids, m.ID)
+		}
+	}
+	for id, m := range c.waitStatuses(ids, 60*time.Second) {
+		if m.Status != graph.StatusDone || m.Attempts != 1 {
+			t.Fatalf("%s: %+v, want done in one attempt", id, m)
+		}
+	}
+	if calls := llm.ChatCalls.Load(); calls != int64(len(ids)) {
+		t.Fatalf("%d extractions for %d episodes: an episode was processed twice", calls, len(ids))
+	}
+}
