@@ -154,7 +154,11 @@ func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
 			"ms", time.Since(start).Milliseconds())
 		return
 	case ctx.Err() != nil:
-		return // shutting down: the lease expires and the episode is claimed again
+		// Shutting down: hand the episode back at once, so another process need not
+		// wait for the lease to expire (a rolling restart loses no time).
+		now := time.Now()
+		r.release(ctx, worker, ep, "interrupted by shutdown", &now)
+		return
 	case context.Cause(attemptCtx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
 		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
 		return
@@ -173,8 +177,14 @@ func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
 	}
 	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 		"retry", retryAt != nil, "error", reason)
-	releaseCtx, cancelRelease := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancelRelease()
+	r.release(ctx, worker, ep, reason, retryAt)
+}
+
+// release gives a claimed episode back: to be retried at retryAt, or failed when nil.
+// It runs even when ctx has ended, within its own time limit.
+func (r *Runner) release(ctx context.Context, worker string, ep *graph.Episode, reason string, retryAt *time.Time) {
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	if err := r.Queue.Release(releaseCtx, ep.UUID, worker, truncate(reason, 500), retryAt); err != nil {
 		r.Log.Warn("releasing an episode", "episode", ep.UUID, "error", err.Error())
 	}

@@ -291,3 +291,50 @@ func TestServe_TwoProcesses(t *testing.T) {
 		t.Fatalf("%d extractions for %d episodes: an episode was processed twice", calls, len(ids))
 	}
 }
+
+// TestServe_ShutdownHandsBack stops memgate with SIGTERM in the middle of an
+// extraction: the episode goes back to the queue at once, and the next process takes
+// it without waiting for the (long) lease to expire.
+func TestServe_ShutdownHandsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	llm := llmtest.New()
+	defer llm.Close()
+	llm.Latency(3 * time.Second)
+	s := suffix()
+	env := map[string]string{
+		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_POLL": "20ms",
+		"MEMGATE_INGEST_LEASE": "10m", "MEMGATE_INGEST_SCOPE": "agent-back-" + s,
+	}
+	cmd, base := startBinary(t, env)
+	c := apiClient{t: t, base: base, requester: "alice"}
+	agent := "back-" + s
+	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	var m struct{ ID string }
+	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": llm.Knows("Ann"+s, "Ben"+s)}, &m)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got memoryStatus
+		c.call("GET", "/v1/memories/"+m.ID, nil, &got)
+		if got.Status == graph.StatusProcessing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the episode never started processing: %+v", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopBinary(cmd)
+
+	llm.Latency(0)
+	next, base := startBinary(t, env)
+	defer stopBinary(next)
+	c.base = base
+	start := time.Now()
+	if got := c.waitStatuses([]string{m.ID}, 30*time.Second)[m.ID]; got.Status != graph.StatusDone {
+		t.Fatalf("after the restart: %+v, want done", got)
+	}
+	t.Logf("done %v after the restart, with a 10-minute lease", time.Since(start).Round(time.Millisecond))
+}
