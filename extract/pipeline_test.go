@@ -206,6 +206,9 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 		if ents["Alice"].Type != "Person" || ents["Globex"].Type != "Organization" {
 			t.Errorf("%s: types %q %q", group, ents["Alice"].Type, ents["Globex"].Type)
 		}
+		if want := "Left Acme for Globex in March 2024. An engineer."; ents["Alice"].Summary != want {
+			t.Errorf("%s: Alice's summary %q, want %q (newest first)", group, ents["Alice"].Summary, want)
+		}
 		for name, e := range ents {
 			if other, ok := seen[e.UUID]; ok {
 				t.Fatalf("entity %s of %s is also %s's: spaces share a node", name, group, other)

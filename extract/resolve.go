@@ -83,9 +83,7 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 			node = &graph.EntityNode{UUID: stableUUID(ep.GroupID, Normalize(e.Name)), Name: e.Name, GroupID: ep.GroupID,
 				Type: e.Type, Summary: e.Summary, NameEmbedding: vectors[i], CreatedAt: now}
 		} else {
-			if node.Summary == "" {
-				node.Summary = e.Summary
-			}
+			node.Summary = mergeSummary(e.Summary, node.Summary)
 			if node.Type == "" {
 				node.Type = e.Type
 			}
@@ -150,6 +148,18 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	}
 	slices.SortFunc(w.Facts, func(a, b *graph.Fact) int { return strings.Compare(a.UUID, b.UUID) })
 	return w, nil
+}
+
+// mergeSummary puts what the newest episode says about an entity before what was
+// known, without repeating it, cut to the summary limit (the oldest words go first).
+func mergeSummary(newer, older string) string {
+	switch {
+	case newer == "" || strings.Contains(older, newer):
+		return older
+	case older == "":
+		return newer
+	}
+	return cleanText(newer+" "+older, maxSummaryRunes)
 }
 
 // startOf is when a new fact started to hold: its valid_at, else when it was learned.
