@@ -271,3 +271,51 @@ func classifyLLMError(err error) (string, bool) {
 	}
 	return fmt.Sprintf("http_%d", status), false
 }
+
+var dedupeSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["same"],
+"properties":{"same":{"type":"array","items":{"type":"boolean"}}}}`)
+
+const dedupeInstructions = `You decide whether names in an AI agent's memory refer to the same real-world entity.
+For each numbered pair, answer true when both names certainly mean the same entity (a fuller name, a nickname, a spelling variant), false otherwise.
+Answer with JSON only: {"same": [...]} with one boolean per pair, in order.`
+
+// SameEntities asks, in one call, which of the ambiguous pairs name the same entity.
+func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error) {
+	var b strings.Builder
+	for i, p := range pairs {
+		fmt.Fprintf(&b, "%d. %q / %q\n   new: %s\n   known: %s\n", i+1, p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
+	}
+	req := openai.ChatCompletionRequest{
+		Model:       o.opts.Model,
+		Temperature: 0,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: dedupeInstructions},
+			{Role: openai.ChatMessageRoleUser, Content: "<pairs>\n" + b.String() + "</pairs>"},
+		},
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "same_entities", Schema: dedupeSchema, Strict: true},
+		},
+	}
+	var same []bool
+	err := o.retry(ctx, "chat", func(ctx context.Context) error {
+		resp, err := o.client.CreateChatCompletion(ctx, req)
+		if err != nil {
+			return err
+		}
+		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
+		o.opts.Metrics.OutputTokens.Add(int64(resp.Usage.CompletionTokens))
+		if len(resp.Choices) == 0 {
+			return errMalformed{"no choices"}
+		}
+		var out struct {
+			Same []bool `json:"same"`
+		}
+		if json.Unmarshal([]byte(resp.Choices[0].Message.Content), &out) != nil || len(out.Same) != len(pairs) {
+			return errMalformed{"not one answer per pair"}
+		}
+		same = out.Same
+		return nil
+	})
+	return same, err
+}

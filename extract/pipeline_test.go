@@ -53,7 +53,7 @@ func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
 	emb.Model = "embedder"
 	return &extract.Runner{
 		Queue: p.db, Know: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
-		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Now: time.Now},
+		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Now: time.Now},
 		Workers:  workers, Lease: 15 * time.Second, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
 		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
 	}
@@ -401,5 +401,45 @@ func TestPipeline_TwoRunners(t *testing.T) {
 	}
 	if calls := p.llm.ChatCalls.Load(); calls != int64(len(eps)) {
 		t.Fatalf("%d extractions for %d episodes: some were processed twice", calls, len(eps))
+	}
+}
+
+// TestPipeline_AmbiguousNames sends names that are close but not the same to one
+// batched LLM call: "Robert J. Smith" is judged the stored "Robert Smith", "Robert
+// Smithson" is not and becomes an entity of its own.
+func TestPipeline_AmbiguousNames(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	person := func(name string) map[string]any { return map[string]any{"name": name, "type": "Person", "summary": ""} }
+	p.llm.Answer("Robert Smith lives in Oslo", map[string]any{
+		"entities": []map[string]any{person("Robert Smith"), {"name": "Oslo", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{{"source": "Robert Smith", "target": "Oslo", "relation": "LIVES_IN",
+			"fact": "Robert Smith lives in Oslo.", "valid_at": nil, "invalid_at": nil}},
+	})
+	p.llm.Answer("Robert J. Smith met Robert Smithson", map[string]any{
+		"entities": []map[string]any{person("Robert J. Smith"), person("Robert Smithson")},
+		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Robert Smithson", "relation": "KNOWS",
+			"fact": "Robert J. Smith met Robert Smithson.", "valid_at": nil, "invalid_at": nil}},
+	})
+	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"same": []bool{true, false}})
+	group := p.space("a")
+	eps := []*graph.Episode{p.add(group, "Robert Smith lives in Oslo."), p.add(group, "Robert J. Smith met Robert Smithson.")}
+	p.start(p.runner(2, 2))
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+	ents, facts := p.graphOf(group, "Robert Smith", "Robert J. Smith", "Robert Smithson", "Oslo")
+	if len(ents) != 3 || ents["Robert Smith"] == nil || ents["Robert Smithson"] == nil || ents["Robert J. Smith"] != nil {
+		t.Fatalf("entities %v, want Robert Smith (with the second name merged in), Robert Smithson, Oslo", keys(ents))
+	}
+	for _, f := range facts {
+		if f.Name == "KNOWS" && f.SourceUUID != ents["Robert Smith"].UUID {
+			t.Errorf("KNOWS starts at %s, want Robert Smith", f.SourceUUID)
+		}
+	}
+	if calls := p.llm.ChatCalls.Load(); calls != 3 {
+		t.Errorf("%d chat calls, want 3: two extractions and one batched decision", calls)
 	}
 }

@@ -12,12 +12,28 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-// Thresholds of entity resolution.
+// Thresholds of entity resolution: at or above the first, the same entity; between
+// the two, ambiguous, for the Deduper to decide; below, a new entity.
 const (
 	fuzzyThreshold     = 0.8  // Jaccard similarity of name trigrams
+	fuzzyAmbiguous     = 0.5
 	embeddingThreshold = 0.95 // cosine similarity of name embeddings
+	embeddingAmbiguous = 0.85
 	candidatesPerName  = 20
 )
+
+// NamePair is an extracted entity and the stored one it may be.
+type NamePair struct {
+	Extracted, ExtractedSummary string
+	Existing, ExistingSummary   string
+}
+
+// Deduper decides, in one call for a whole episode, which ambiguous pairs name the
+// same entity. The LLM extractor is one; without it ambiguous names become new
+// entities.
+type Deduper interface {
+	SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error)
+}
 
 // exclusiveRelations hold one target at a time: a new current fact of one of them
 // invalidates the older current fact with another target (Graphiti's temporal rule:
@@ -29,6 +45,7 @@ var exclusiveRelations = map[string]bool{"LIVES_IN": true, "MARRIED_TO": true}
 type Resolver struct {
 	Know     graph.Knowledge
 	Embedder Embedder
+	Deduper  Deduper // may be nil
 	Now      func() time.Time
 }
 
@@ -76,9 +93,34 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		return nil, fmt.Errorf("embedding: %d vectors for %d texts", len(vectors), len(names)+len(facts))
 	}
 
+	matches := make([]*graph.EntityNode, len(x.Entities))
+	var pairs []NamePair
+	var pairOf []int // pair -> extracted entity
+	var maybe []*graph.EntityNode
+	for i, e := range x.Entities {
+		var ambiguous *graph.EntityNode
+		matches[i], ambiguous = matchEntity(e.Name, vectors[i], candidates)
+		if matches[i] == nil && ambiguous != nil {
+			pairs = append(pairs, NamePair{Extracted: e.Name, ExtractedSummary: e.Summary,
+				Existing: ambiguous.Name, ExistingSummary: ambiguous.Summary})
+			pairOf, maybe = append(pairOf, i), append(maybe, ambiguous)
+		}
+	}
+	if len(pairs) > 0 && r.Deduper != nil {
+		same, err := r.Deduper.SameEntities(ctx, pairs)
+		if err != nil {
+			return nil, fmt.Errorf("entity resolution: %w", err)
+		}
+		for p, yes := range same {
+			if yes {
+				matches[pairOf[p]] = maybe[p]
+			}
+		}
+	}
+
 	byName := map[string]*graph.EntityNode{} // normalised extracted name -> node
 	for i, e := range x.Entities {
-		node := matchEntity(e.Name, vectors[i], candidates)
+		node := matches[i]
 		if node == nil {
 			node = &graph.EntityNode{UUID: stableUUID(ep.GroupID, Normalize(e.Name)), Name: e.Name, GroupID: ep.GroupID,
 				Type: e.Type, Summary: e.Summary, NameEmbedding: vectors[i], CreatedAt: now}
@@ -186,30 +228,36 @@ func sameFact(facts []*graph.Fact, src, tgt string, xf graph.ExtractedFact) *gra
 	return nil
 }
 
-// matchEntity returns the candidate an extracted name refers to, or nil.
-func matchEntity(name string, vector []float32, candidates []*graph.EntityNode) *graph.EntityNode {
+// matchEntity returns the candidate an extracted name surely refers to (exact
+// normalised name, then fuzzy name, then embedding), or else the best ambiguous one.
+func matchEntity(name string, vector []float32, candidates []*graph.EntityNode) (match, ambiguous *graph.EntityNode) {
 	key := Normalize(name)
 	for _, c := range candidates {
 		if Normalize(c.Name) == key {
-			return c
+			return c, nil
 		}
 	}
-	var best *graph.EntityNode
-	bestScore := 0.0
+	var fuzzy, near *graph.EntityNode
+	fuzzyScore, nearScore := 0.0, 0.0
 	for _, c := range candidates {
-		if s := jaccard(trigrams(key), trigrams(Normalize(c.Name))); s >= fuzzyThreshold && s > bestScore {
-			best, bestScore = c, s
+		if s := jaccard(trigrams(key), trigrams(Normalize(c.Name))); s > fuzzyScore {
+			fuzzy, fuzzyScore = c, s
+		}
+		if s := Cosine(vector, c.NameEmbedding); s > nearScore {
+			near, nearScore = c, s
 		}
 	}
-	if best != nil {
-		return best
+	switch {
+	case fuzzyScore >= fuzzyThreshold:
+		return fuzzy, nil
+	case nearScore >= embeddingThreshold:
+		return near, nil
+	case fuzzyScore >= fuzzyAmbiguous:
+		return nil, fuzzy
+	case nearScore >= embeddingAmbiguous:
+		return nil, near
 	}
-	for _, c := range candidates {
-		if s := Cosine(vector, c.NameEmbedding); s >= embeddingThreshold && s > bestScore {
-			best, bestScore = c, s
-		}
-	}
-	return best
+	return nil, nil
 }
 
 func trigrams(s string) map[string]bool {

@@ -171,11 +171,13 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, 
 		}
 	}
 	var extractor extract.Extractor = extract.Heuristic{}
+	var deduper extract.Deduper // the heuristic path has none: ambiguous names stay apart
 	if cfg.LLM.Provider == config.ProviderOpenAI {
-		extractor = extract.NewOpenAI(extract.OpenAIOptions{
+		llm := extract.NewOpenAI(extract.OpenAIOptions{
 			BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
 		}, types)
+		extractor, deduper = llm, llm
 	}
 	var embedder extract.Embedder = extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
 	if cfg.Embedder.Provider == config.ProviderOpenAI {
@@ -187,7 +189,7 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, 
 	}
 	return &extract.Runner{
 		Queue: db, Know: db, Extractor: extractor, Types: types,
-		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Now: time.Now},
+		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Now: time.Now},
 		Workers:  cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
 		Backoff: cfg.Ingest.Backoff, Poll: cfg.Ingest.Poll, Scope: cfg.Ingest.Scope, Log: log, Metrics: metrics,
 	}
