@@ -15,7 +15,7 @@ import (
 // Thresholds of entity resolution: at or above the first, the same entity; between
 // the two, ambiguous, for the Deduper to decide; below, a new entity.
 const (
-	fuzzyThreshold     = 0.8  // Jaccard similarity of name trigrams
+	fuzzyThreshold     = 0.8 // Jaccard similarity of name trigrams
 	fuzzyAmbiguous     = 0.5
 	embeddingThreshold = 0.95 // cosine similarity of name embeddings
 	embeddingAmbiguous = 0.85
