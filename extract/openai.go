@@ -108,20 +108,30 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 	}
 	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\nReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
 		types.String(), earlier.String(), ep.ValidAt.Format(time.RFC3339), ep.Content)
+	var out *graph.Extracted
+	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, func(content string) (err error) {
+		out, err = parseExtraction(content)
+		return err
+	})
+	return out, err
+}
+
+// structured makes one chat completion with a strict JSON-schema output and hands
+// its content to parse, retrying (see retry) until parse accepts it.
+func (o *OpenAI) structured(ctx context.Context, system, user, name string, schema json.RawMessage, parse func(string) error) error {
 	req := openai.ChatCompletionRequest{
 		Model:       o.opts.Model,
 		Temperature: 0,
 		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: extractionInstructions},
+			{Role: openai.ChatMessageRoleSystem, Content: system},
 			{Role: openai.ChatMessageRoleUser, Content: user},
 		},
 		ResponseFormat: &openai.ChatCompletionResponseFormat{
 			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "extraction", Schema: o.schema, Strict: true},
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema, Strict: true},
 		},
 	}
-	var out *graph.Extracted
-	err := o.retry(ctx, "chat", func(ctx context.Context) error {
+	return o.retry(ctx, "chat", func(ctx context.Context) error {
 		resp, err := o.client.CreateChatCompletion(ctx, req)
 		if err != nil {
 			return err
@@ -131,10 +141,8 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 		if len(resp.Choices) == 0 {
 			return errMalformed{"no choices"}
 		}
-		out, err = parseExtraction(resp.Choices[0].Message.Content)
-		return err
+		return parse(resp.Choices[0].Message.Content)
 	})
-	return out, err
 }
 
 // errMalformed is output that does not parse: retried like a server error.
@@ -285,33 +293,12 @@ func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, er
 	for i, p := range pairs {
 		fmt.Fprintf(&b, "%d. %q / %q\n   new: %s\n   known: %s\n", i+1, p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
 	}
-	req := openai.ChatCompletionRequest{
-		Model:       o.opts.Model,
-		Temperature: 0,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: dedupeInstructions},
-			{Role: openai.ChatMessageRoleUser, Content: "<pairs>\n" + b.String() + "</pairs>"},
-		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{
-			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "same_entities", Schema: dedupeSchema, Strict: true},
-		},
-	}
 	var same []bool
-	err := o.retry(ctx, "chat", func(ctx context.Context) error {
-		resp, err := o.client.CreateChatCompletion(ctx, req)
-		if err != nil {
-			return err
-		}
-		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
-		o.opts.Metrics.OutputTokens.Add(int64(resp.Usage.CompletionTokens))
-		if len(resp.Choices) == 0 {
-			return errMalformed{"no choices"}
-		}
+	err := o.structured(ctx, dedupeInstructions, "<pairs>\n"+b.String()+"</pairs>", "same_entities", dedupeSchema, func(content string) error {
 		var out struct {
 			Same []bool `json:"same"`
 		}
-		if json.Unmarshal([]byte(resp.Choices[0].Message.Content), &out) != nil || len(out.Same) != len(pairs) {
+		if json.Unmarshal([]byte(content), &out) != nil || len(out.Same) != len(pairs) {
 			return errMalformed{"not one answer per pair"}
 		}
 		same = out.Same
