@@ -1,10 +1,11 @@
-// Lease one candidate. The write lock is taken first (SET _lock) and only then is the
-// episode read, so of two workers racing for it the second sees the first's claim:
-// nothing read before the lock can be served from a cache. It must still be due, the
-// oldest unfinished episode of its space, and the only one of its space in progress,
-// so a space is processed strictly in order. The lock property is removed whatever
-// the outcome; the lock itself holds until the transaction ends.
-MATCH (e:Episodic {uuid: $uuid})
+// Lease the candidates. The write lock on each is taken first (SET _lock) and only
+// then is it read, so of two workers racing for one episode the second sees the
+// first's claim: nothing read before the lock can be served from a cache. Each must
+// still be due, the oldest unfinished episode of its space, and the only one of its
+// space in progress, so a space is processed strictly in order. The lock property is
+// removed whatever the outcome; the lock itself holds until the transaction ends.
+UNWIND $uuids AS id
+MATCH (e:Episodic {uuid: id})
 SET e._lock = $worker
 WITH e,
      ((e.status = 'queued' AND (e.retry_at IS NULL OR e.retry_at <= $now))

@@ -26,17 +26,22 @@ func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Durati
 	if err != nil {
 		return nil, err
 	}
-	var out []*graph.Episode
-	for _, c := range candidates {
-		records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
-			"uuid": c.Values[0], "worker": worker, "now": now, "lease_until": now.Add(lease),
-		})
-		if err != nil {
-			return out, err
-		}
-		if len(records) > 0 {
-			out = append(out, episodeFromNode(records[0].Values[0].(neo4j.Node)))
-		}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	uuids := make([]any, len(candidates))
+	for i, c := range candidates {
+		uuids[i] = c.Values[0]
+	}
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
+		"uuids": uuids, "worker": worker, "now": now, "lease_until": now.Add(lease),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.Episode, 0, len(records))
+	for _, r := range records {
+		out = append(out, episodeFromNode(r.Values[0].(neo4j.Node)))
 	}
 	return out, nil
 }
