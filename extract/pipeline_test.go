@@ -119,12 +119,11 @@ func (p *pipe) wait(eps []*graph.Episode, limit time.Duration) []*graph.Episode 
 func (p *pipe) graphOf(group string, names ...string) (map[string]*graph.EntityNode, []*graph.Fact) {
 	p.t.Helper()
 	ctx := context.Background()
-	ents, err := p.db.EntityCandidates(ctx, group, names, 100)
+	ents, facts, err := p.db.Neighbourhood(ctx, group, names, 100)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	byName := map[string]*graph.EntityNode{}
-	var uuids []string
 	for _, e := range ents {
 		if e.GroupID != group {
 			p.t.Fatalf("entity %s of %s read from %s", e.Name, e.GroupID, group)
@@ -133,11 +132,6 @@ func (p *pipe) graphOf(group string, names ...string) (map[string]*graph.EntityN
 			p.t.Fatalf("entity %s twice in %s", e.Name, group)
 		}
 		byName[e.Name] = e
-		uuids = append(uuids, e.UUID)
-	}
-	facts, err := p.db.FactsOf(ctx, group, uuids)
-	if err != nil {
-		p.t.Fatal(err)
 	}
 	return byName, facts
 }

@@ -70,13 +70,18 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	for i, e := range x.Entities {
 		names[i] = e.Name
 	}
-	candidates, err := r.Know.EntityCandidates(ctx, ep.GroupID, names, candidatesPerName*len(names))
+	candidates, existing, err := r.Know.Neighbourhood(ctx, ep.GroupID, names, candidatesPerName*len(names))
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range candidates {
 		if c.GroupID != ep.GroupID { // the store filters; this is the second lock on the door
 			return nil, fmt.Errorf("entity candidate %s from another space", c.UUID)
+		}
+	}
+	for _, f := range existing {
+		if f.GroupID != ep.GroupID {
+			return nil, fmt.Errorf("fact %s from another space", f.UUID)
 		}
 	}
 
@@ -140,10 +145,6 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		byName[Normalize(e.Name)] = node
 	}
 
-	existing, err := r.Know.FactsOf(ctx, ep.GroupID, w.Mentions)
-	if err != nil {
-		return nil, err
-	}
 	changed := map[string]*graph.Fact{}
 	for i, xf := range x.Facts {
 		src, tgt := byName[Normalize(xf.Source)], byName[Normalize(xf.Target)]

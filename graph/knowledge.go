@@ -94,9 +94,8 @@ type Queue interface {
 type Knowledge interface {
 	// RecentEpisodes returns up to n done episodes of groupID created before t, newest first.
 	RecentEpisodes(ctx context.Context, groupID string, before time.Time, n int) ([]*Episode, error)
-	// EntityCandidates returns the entities of groupID whose name shares a word with
-	// one of names (fulltext), at most limit per name.
-	EntityCandidates(ctx context.Context, groupID string, names []string, limit int) ([]*EntityNode, error)
-	// FactsOf returns the facts of groupID that touch any of the entities.
-	FactsOf(ctx context.Context, groupID string, entityUUIDs []string) ([]*Fact, error)
+	// Neighbourhood returns the entities of groupID that may be the ones names refer
+	// to (the same name ignoring case, or sharing a word), at most limit, and every fact
+	// of groupID that touches them.
+	Neighbourhood(ctx context.Context, groupID string, names []string, limit int) ([]*EntityNode, []*Fact, error)
 }

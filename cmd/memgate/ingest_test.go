@@ -186,15 +186,7 @@ func TestServe_KillMidRun(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			names = append(names, fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))
 		}
-		ents, err := db.EntityCandidates(context.Background(), g, names, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var uuids []string
-		for _, e := range ents {
-			uuids = append(uuids, e.UUID)
-		}
-		facts, err := db.FactsOf(context.Background(), g, uuids)
+		ents, facts, err := db.Neighbourhood(context.Background(), g, names, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,41 +152,31 @@ func (db *DB) RecentEpisodes(ctx context.Context, groupID string, before time.Ti
 	return out, nil
 }
 
-func (db *DB) EntityCandidates(ctx context.Context, groupID string, names []string, limit int) ([]*graph.EntityNode, error) {
+func (db *DB) Neighbourhood(ctx context.Context, groupID string, names []string, limit int) ([]*graph.EntityNode, []*graph.Fact, error) {
 	lower := make([]string, len(names))
-	var terms []string
+	terms := []string{}
 	for i, n := range names {
 		lower[i] = strings.ToLower(strings.TrimSpace(n))
 		if t := cypher.LuceneTerms(n); t != "" {
 			terms = append(terms, t)
 		}
 	}
-	if terms == nil {
-		terms = []string{}
-	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_candidates", map[string]any{
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood", map[string]any{
 		"group_id": groupID, "lower_names": lower, "terms": terms, "limit": int64(limit),
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(records) == 0 {
+		return nil, nil, err
 	}
-	out := make([]*graph.EntityNode, 0, len(records))
-	for _, r := range records {
-		out = append(out, entityFromNode(r.Values[0].(neo4j.Node)))
+	var entities []*graph.EntityNode
+	for _, n := range anyList(records[0].Values[0]) {
+		entities = append(entities, entityFromNode(n.(neo4j.Node)))
 	}
-	return out, nil
-}
-
-func (db *DB) FactsOf(ctx context.Context, groupID string, entityUUIDs []string) ([]*graph.Fact, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "facts_of", map[string]any{"group_id": groupID, "uuids": entityUUIDs})
-	if err != nil {
-		return nil, err
+	var facts []*graph.Fact
+	for _, row := range anyList(records[0].Values[1]) {
+		cols := anyList(row)
+		f := factFromRel(cols[0].(neo4j.Relationship))
+		f.SourceUUID, f.TargetUUID = str(cols[1]), str(cols[2])
+		facts = append(facts, f)
 	}
-	out := make([]*graph.Fact, 0, len(records))
-	for _, r := range records {
-		f := factFromRel(r.Values[0].(neo4j.Relationship))
-		f.SourceUUID, f.TargetUUID = str(r.Values[1]), str(r.Values[2])
-		out = append(out, f)
-	}
-	return out, nil
+	return entities, facts, nil
 }
