@@ -53,8 +53,18 @@ type Runner struct {
 	Log         *slog.Logger
 	Metrics     *Metrics
 
-	id string
+	id    string
+	saves chan save
 }
+
+// save is one worker's result waiting for the group commit.
+type save struct {
+	w    *graph.GraphWrite
+	done chan error
+}
+
+// maxGroupCommit bounds how many episodes one save transaction holds.
+const maxGroupCommit = 32
 
 // ContextEpisodes is how many earlier episodes of the space an extraction sees.
 const ContextEpisodes = 4
@@ -66,9 +76,13 @@ const ContextEpisodes = 4
 // again, here or elsewhere.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
+	r.saves = make(chan save)
 	jobs := make(chan *graph.Episode)
 	idle := make(chan struct{}, r.Workers)
 	var wg sync.WaitGroup
+	saverDone := make(chan struct{})
+	go func() { r.saver(ctx); close(saverDone) }()
+	defer func() { <-saverDone }()
 	for i := 0; i < r.Workers; i++ {
 		idle <- struct{}{}
 		wg.Add(1)
@@ -145,7 +159,7 @@ func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
 	defer cancel(nil)
 	go r.keepLease(attemptCtx, cancel, ep.UUID, worker)
 
-	err := r.Process(attemptCtx, worker, ep)
+	err := r.Process(attemptCtx, ep)
 	switch {
 	case err == nil:
 		r.Metrics.Processed.Add(1)
@@ -191,7 +205,7 @@ func (r *Runner) release(ctx context.Context, worker string, ep *graph.Episode, 
 }
 
 // Process extracts, resolves and saves one claimed episode.
-func (r *Runner) Process(ctx context.Context, worker string, ep *graph.Episode) error {
+func (r *Runner) Process(ctx context.Context, ep *graph.Episode) error {
 	previous, err := r.Know.RecentEpisodes(ctx, ep.GroupID, ep.CreatedAt, ContextEpisodes)
 	if err != nil {
 		return err
@@ -204,7 +218,48 @@ func (r *Runner) Process(ctx context.Context, worker string, ep *graph.Episode) 
 	if err != nil {
 		return fmt.Errorf("resolution: %w", err)
 	}
-	return r.Queue.Complete(ctx, worker, w)
+	done := make(chan error, 1)
+	select {
+	case r.saves <- save{w: w, done: done}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-done
+}
+
+// saver commits the workers' results in groups: whatever is waiting when a commit
+// starts goes into it, so under load one transaction saves many episodes and when
+// idle a result is saved at once.
+func (r *Runner) saver(ctx context.Context) {
+	for {
+		var batch []save
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-r.saves:
+			batch = append(batch, s)
+		}
+		for more := true; more && len(batch) < maxGroupCommit; {
+			select {
+			case s := <-r.saves:
+				batch = append(batch, s)
+			default:
+				more = false
+			}
+		}
+		writes := make([]*graph.GraphWrite, len(batch))
+		for i, s := range batch {
+			writes[i] = s.w
+		}
+		results, err := r.Queue.Complete(ctx, r.id, writes)
+		for i, s := range batch {
+			if err != nil {
+				s.done <- err
+			} else {
+				s.done <- results[i]
+			}
+		}
+	}
 }
 
 // keepLease renews the lease at a third of its length; when it is lost the attempt is

@@ -77,9 +77,11 @@ type Queue interface {
 	Claim(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]*Episode, error)
 	// Renew extends worker's lease; ECONFLICT when the lease was lost.
 	Renew(ctx context.Context, id, worker string, lease time.Duration) error
-	// Complete saves w and marks the episode done, in one transaction, if worker still
-	// holds its lease; ECONFLICT otherwise (nothing is saved).
-	Complete(ctx context.Context, worker string, w *GraphWrite) error
+	// Complete saves the writes and marks their episodes done, all in one transaction
+	// (a group commit), each only if worker still holds its lease. The result has one
+	// entry per write: nil, or ECONFLICT when the lease was lost (nothing of that
+	// write is saved). An error from the database fails them all.
+	Complete(ctx context.Context, worker string, ws []*GraphWrite) ([]error, error)
 	// Release records a failed attempt: the episode is queued again to be retried
 	// after retryAt, or failed with reason when retryAt is nil.
 	Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error

@@ -76,39 +76,66 @@ func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *t
 	return nil
 }
 
-func (db *DB) Complete(ctx context.Context, worker string, w *graph.GraphWrite) error {
+func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrite) ([]error, error) {
 	now := time.Now().UTC()
+	results := make([]error, len(ws))
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		held, err := db.txRun(ctx, tx, "episode_lease_check", map[string]any{"uuid": w.Episode.UUID, "worker": worker})
+		uuids := make([]string, len(ws))
+		for i, w := range ws {
+			uuids[i] = w.Episode.UUID
+		}
+		records, err := db.txRun(ctx, tx, "episode_lease_check", map[string]any{"uuids": uuids, "worker": worker})
 		if err != nil {
 			return nil, err
 		}
-		if len(held) == 0 || held[0].Values[0] != true {
-			return nil, errLeaseLost
+		held := map[string]bool{}
+		for _, r := range records {
+			held[str(r.Values[0])] = r.Values[1] == true
 		}
-		if len(w.Entities) > 0 {
-			if _, err := db.txRun(ctx, tx, "entities_save", map[string]any{"entities": entityRows(w.Entities)}); err != nil {
+		var entities []*graph.EntityNode
+		var facts []*graph.Fact
+		mentions, done := []map[string]any{}, []map[string]any{}
+		for i, w := range ws {
+			results[i] = nil
+			if !held[w.Episode.UUID] {
+				results[i] = errLeaseLost
+				continue
+			}
+			entities = append(entities, w.Entities...)
+			facts = append(facts, w.Facts...)
+			for _, m := range w.Mentions {
+				mentions = append(mentions, map[string]any{"episode": w.Episode.UUID, "entity": m})
+			}
+			edges := make([]string, len(w.Facts))
+			for j, f := range w.Facts {
+				edges[j] = f.UUID
+			}
+			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges})
+		}
+		steps := []struct {
+			query  string
+			params map[string]any
+			skip   bool
+		}{
+			{"entities_save", map[string]any{"entities": entityRows(entities)}, len(entities) == 0},
+			{"mentions_save", map[string]any{"mentions": mentions, "now": now}, len(mentions) == 0},
+			{"facts_save", map[string]any{"facts": factRows(facts)}, len(facts) == 0},
+			{"episode_complete", map[string]any{"episodes": done}, len(done) == 0},
+		}
+		for _, s := range steps {
+			if s.skip {
+				continue
+			}
+			if _, err := db.txRun(ctx, tx, s.query, s.params); err != nil {
 				return nil, err
 			}
 		}
-		if len(w.Mentions) > 0 {
-			if _, err := db.txRun(ctx, tx, "mentions_save", map[string]any{"episode": w.Episode.UUID, "mentions": w.Mentions, "now": now}); err != nil {
-				return nil, err
-			}
-		}
-		edges := []string{}
-		if len(w.Facts) > 0 {
-			if _, err := db.txRun(ctx, tx, "facts_save", map[string]any{"facts": factRows(w.Facts)}); err != nil {
-				return nil, err
-			}
-			for _, f := range w.Facts {
-				edges = append(edges, f.UUID)
-			}
-		}
-		_, err = db.txRun(ctx, tx, "episode_complete", map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges})
-		return nil, err
+		return nil, nil
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
 }
 
 func (db *DB) Requeue(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
