@@ -21,4 +21,9 @@ WITH e, claimable
 WHERE claimable
 SET e.status = 'processing', e.lease_owner = $worker, e.lease_expires_at = $lease_until,
     e.attempts = coalesce(e.attempts, 0) + 1, e.retry_at = null
-RETURN e
+// The context of the extraction comes along: the space's latest processed episodes.
+RETURN e, COLLECT {
+  MATCH (p:Episodic)
+  WHERE p.group_id = e.group_id AND p.status = 'done' AND p.created_at < e.created_at
+  RETURN p ORDER BY p.created_at DESC LIMIT $context
+} AS previous

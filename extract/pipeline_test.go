@@ -52,7 +52,7 @@ func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
 	emb := p.opts
 	emb.Model = "embedder"
 	return &extract.Runner{
-		Queue: p.db, Know: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
+		Queue: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
 		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Now: time.Now},
 		Workers:  workers, Lease: 15 * time.Second, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
 		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
@@ -238,6 +238,18 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 	}
 	if calls := p.llm.ChatCalls.Load(); calls != 4 {
 		t.Errorf("%d chat calls for 4 episodes, want 4", calls)
+	}
+	// The second episode of a space is extracted with the first as context.
+	withContext := 0
+	for _, prompt := range p.llm.Prompts() {
+		current := prompt[strings.Index(prompt, "<current_episode>"):]
+		if strings.Contains(current, "joined Globex") &&
+			strings.Contains(prompt, "<episode reference_time=") && strings.Contains(prompt, "Alice works at Acme as an engineer.") {
+			withContext++
+		}
+	}
+	if withContext != 2 {
+		t.Errorf("%d of the 2 later episodes were extracted with the earlier one as context", withContext)
 	}
 	if calls := p.llm.EmbeddingCalls.Load(); calls != 4 {
 		t.Errorf("%d embedding calls for 4 episodes, want 4 (one batch each)", calls)

@@ -40,7 +40,6 @@ func (m *Metrics) LLMError(kind string) {
 // runners (in one process or many) share one queue safely.
 type Runner struct {
 	Queue       graph.Queue
-	Know        graph.Knowledge
 	Extractor   Extractor
 	Resolver    *Resolver
 	Types       []EntityType // the labels entities may get
@@ -77,7 +76,7 @@ const ContextEpisodes = 4
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
 	r.saves = make(chan save)
-	jobs := make(chan *graph.Episode)
+	jobs := make(chan graph.Claimed)
 	idle := make(chan struct{}, r.Workers)
 	var wg sync.WaitGroup
 	saverDone := make(chan struct{})
@@ -88,8 +87,8 @@ func (r *Runner) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ep := range jobs {
-				r.handle(ctx, r.id, ep)
+			for job := range jobs {
+				r.handle(ctx, r.id, job)
 				idle <- struct{}{}
 			}
 		}()
@@ -107,7 +106,7 @@ func workerID() string {
 }
 
 // claim leases episodes for idle workers until ctx ends.
-func (r *Runner) claim(ctx context.Context, jobs chan<- *graph.Episode, idle chan struct{}) {
+func (r *Runner) claim(ctx context.Context, jobs chan<- graph.Claimed, idle chan struct{}) {
 	wait := r.Poll
 	for {
 		// Wait for one idle worker, then count the others.
@@ -125,7 +124,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- *graph.Episode, idle cha
 				more = false
 			}
 		}
-		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, free)
+		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, free, ContextEpisodes)
 		if err != nil && ctx.Err() == nil {
 			r.Log.Warn("claiming episodes", "worker", r.id, "error", err.Error(), "retry_in", wait.String())
 		}
@@ -153,13 +152,14 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- *graph.Episode, idle cha
 }
 
 // handle runs one attempt with its lease kept alive, and records the outcome.
-func (r *Runner) handle(ctx context.Context, worker string, ep *graph.Episode) {
+func (r *Runner) handle(ctx context.Context, worker string, job graph.Claimed) {
+	ep := job.Episode
 	start := time.Now()
 	attemptCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go r.keepLease(attemptCtx, cancel, ep.UUID, worker)
 
-	err := r.Process(attemptCtx, ep)
+	err := r.Process(attemptCtx, ep, job.Previous)
 	switch {
 	case err == nil:
 		r.Metrics.Processed.Add(1)
@@ -205,11 +205,7 @@ func (r *Runner) release(ctx context.Context, worker string, ep *graph.Episode, 
 }
 
 // Process extracts, resolves and saves one claimed episode.
-func (r *Runner) Process(ctx context.Context, ep *graph.Episode) error {
-	previous, err := r.Know.RecentEpisodes(ctx, ep.GroupID, ep.CreatedAt, ContextEpisodes)
-	if err != nil {
-		return err
-	}
+func (r *Runner) Process(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) error {
 	x, err := r.Extractor.Extract(ctx, ep, previous)
 	if err != nil {
 		return fmt.Errorf("extraction: %w", err)

@@ -74,7 +74,9 @@ type Queue interface {
 	// queued one (or one whose lease expired), and only when no other episode of its
 	// group is being processed or waits to be retried. scope is a group_id prefix to
 	// claim from; "" claims from every space (tests confine a worker to their own).
-	Claim(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]*Episode, error)
+	// Each comes with up to context done episodes of its space created before it,
+	// newest first.
+	Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]Claimed, error)
 	// Renew extends worker's lease; ECONFLICT when the lease was lost.
 	Renew(ctx context.Context, id, worker string, lease time.Duration) error
 	// Complete saves the writes and marks their episodes done, all in one transaction
@@ -92,10 +94,14 @@ type Queue interface {
 	QueueDepth(ctx context.Context) (map[string]int, error)
 }
 
+// Claimed is a leased episode and the earlier episodes of its space.
+type Claimed struct {
+	Episode  *Episode
+	Previous []*Episode
+}
+
 // Knowledge reads what resolution needs from one space.
 type Knowledge interface {
-	// RecentEpisodes returns up to n done episodes of groupID created before t, newest first.
-	RecentEpisodes(ctx context.Context, groupID string, before time.Time, n int) ([]*Episode, error)
 	// Neighbourhood returns the entities of groupID that may be the ones names refer
 	// to (the same name ignoring case, or sharing a word), at most limit, and every fact
 	// of groupID that touches them.

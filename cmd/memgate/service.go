@@ -188,7 +188,7 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, 
 		}, nil)
 	}
 	return &extract.Runner{
-		Queue: db, Know: db, Extractor: extractor, Types: types,
+		Queue: db, Extractor: extractor, Types: types,
 		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Now: time.Now},
 		Workers:  cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
 		Backoff: cfg.Ingest.Backoff, Poll: cfg.Ingest.Poll, Scope: cfg.Ingest.Scope, Log: log, Metrics: metrics,

@@ -33,6 +33,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	fixtures []fixture
+	prompts  []string
 	failRate float64
 	faults   []Fault
 	delay    time.Duration
@@ -90,6 +91,13 @@ func (s *Server) AnswerRaw(key, content string) {
 	s.fixtures = append(s.fixtures, fixture{key: key, answer: content})
 }
 
+// Prompts returns the user messages of the chat calls so far.
+func (s *Server) Prompts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.prompts...)
+}
+
 // Fail makes a fraction rate of calls (0 to 1, spread evenly) fail with the faults in
 // turn.
 func (s *Server) Fail(rate float64, faults ...Fault) {
@@ -139,6 +147,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	content := `{"entities":[],"facts":[]}`
 	prompt := req.Messages[len(req.Messages)-1].Content
+	s.mu.Lock()
+	s.prompts = append(s.prompts, prompt)
+	s.mu.Unlock()
 	if i := strings.Index(prompt, "<current_episode>"); i >= 0 {
 		prompt = prompt[i:]
 	}

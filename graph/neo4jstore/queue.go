@@ -18,7 +18,7 @@ var (
 
 var errLeaseLost = graph.Errorf(graph.ECONFLICT, "the lease on this episode was lost")
 
-func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]*graph.Episode, error) {
+func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]graph.Claimed, error) {
 	now := time.Now().UTC()
 	candidates, err := db.run(ctx, neo4j.AccessModeRead, "episode_claimable", map[string]any{
 		"scope": scope, "now": now, "n": int64(n),
@@ -34,14 +34,18 @@ func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Durati
 		uuids[i] = c.Values[0]
 	}
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
-		"uuids": uuids, "worker": worker, "now": now, "lease_until": now.Add(lease),
+		"uuids": uuids, "worker": worker, "now": now, "lease_until": now.Add(lease), "context": int64(context),
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*graph.Episode, 0, len(records))
+	out := make([]graph.Claimed, 0, len(records))
 	for _, r := range records {
-		out = append(out, episodeFromNode(r.Values[0].(neo4j.Node)))
+		c := graph.Claimed{Episode: episodeFromNode(r.Values[0].(neo4j.Node))}
+		for _, p := range anyList(r.Values[1]) {
+			c.Previous = append(c.Previous, episodeFromNode(p.(neo4j.Node)))
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -161,20 +165,6 @@ func (db *DB) QueueDepth(ctx context.Context) (map[string]int, error) {
 	out := map[string]int{graph.StatusQueued: 0, graph.StatusProcessing: 0, graph.StatusFailed: 0}
 	for _, r := range records {
 		out[str(r.Values[0])] = int(num(r.Values[1]))
-	}
-	return out, nil
-}
-
-func (db *DB) RecentEpisodes(ctx context.Context, groupID string, before time.Time, n int) ([]*graph.Episode, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_recent", map[string]any{
-		"group_id": groupID, "before": before.UTC(), "n": int64(n),
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*graph.Episode, 0, len(records))
-	for _, r := range records {
-		out = append(out, episodeFromNode(r.Values[0].(neo4j.Node)))
 	}
 	return out, nil
 }
