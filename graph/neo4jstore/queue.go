@@ -175,7 +175,7 @@ func (db *DB) Neighbourhood(ctx context.Context, groupID string, names []string,
 	for i, n := range names {
 		lower[i] = strings.ToLower(strings.TrimSpace(n))
 		if t := cypher.LuceneTerms(n); t != "" {
-			terms = append(terms, t)
+			terms = append(terms, "name:("+t+")") // names only; summaries would add noise
 		}
 	}
 	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood", map[string]any{
