@@ -1,3 +1,4 @@
+// Episodes not done, by status, in the spaces whose group_id starts with $scope.
 MATCH (e:Episodic)
-WHERE e.status IN ['queued', 'processing', 'failed']
+WHERE e.status IN ['queued', 'processing', 'failed'] AND e.group_id STARTS WITH $scope
 RETURN e.status AS status, count(*) AS n

@@ -86,6 +86,18 @@ func (p *pipe) add(group, content string) *graph.Episode {
 func (p *pipe) wait(eps []*graph.Episode, limit time.Duration) []*graph.Episode {
 	p.t.Helper()
 	deadline := time.Now().Add(limit)
+	// One cheap count while work is under way, so the polling does not compete with
+	// the pipeline for the database; then each episode once.
+	for {
+		depth, err := p.db.QueueDepth(context.Background(), p.scope)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if depth[graph.StatusQueued]+depth[graph.StatusProcessing] == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	out := make([]*graph.Episode, len(eps))
 	for {
 		pending := 0

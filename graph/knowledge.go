@@ -90,8 +90,9 @@ type Queue interface {
 	// Requeue puts a failed, visible episode back in the queue; ENOTFOUND if it is not
 	// visible, ECONFLICT if it has not failed.
 	Requeue(ctx context.Context, id string, vis Visible) (*Episode, error)
-	// QueueDepth counts episodes by status.
-	QueueDepth(ctx context.Context) (map[string]int, error)
+	// QueueDepth counts the episodes not done (queued, processing, failed) in the
+	// spaces whose group_id starts with scope ("" for all).
+	QueueDepth(ctx context.Context, scope string) (map[string]int, error)
 }
 
 // Claimed is a leased episode and the earlier episodes of its space.

@@ -157,8 +157,8 @@ func (db *DB) Requeue(ctx context.Context, id string, vis graph.Visible) (*graph
 	return e, nil
 }
 
-func (db *DB) QueueDepth(ctx context.Context) (map[string]int, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "queue_depth", nil)
+func (db *DB) QueueDepth(ctx context.Context, scope string) (map[string]int, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "queue_depth", map[string]any{"scope": scope})
 	if err != nil {
 		return nil, err
 	}
