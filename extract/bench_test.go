@@ -14,9 +14,13 @@ import (
 // against the scripted server, and reports episodes per second and LLM calls per
 // episode. Each run is one full corpus; run it with -benchtime 1x.
 func BenchmarkPipeline(b *testing.B) {
-	// One untimed corpus first: a fresh Neo4j JVM runs the write path several times
-	// slower until its JIT has seen it.
-	b.Run("warm-up", func(b *testing.B) { benchPipeline(b, 0, 16) })
+	// Untimed corpora for 15 s first: a fresh Neo4j JVM runs the write path several
+	// times slower until its JIT has seen it.
+	b.Run("warm-up", func(b *testing.B) {
+		for start := time.Now(); time.Since(start) < 15*time.Second; {
+			benchPipeline(b, 0, 16)
+		}
+	})
 	for _, c := range []struct {
 		latency time.Duration
 		workers int
