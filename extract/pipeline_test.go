@@ -131,10 +131,11 @@ func (p *pipe) wait(eps []*graph.Episode, limit time.Duration) []*graph.Episode 
 func (p *pipe) graphOf(group string, names ...string) (map[string]*graph.EntityNode, []*graph.Fact) {
 	p.t.Helper()
 	ctx := context.Background()
-	ents, facts, err := p.db.Neighbourhood(ctx, group, names, 100)
+	near, err := p.db.Neighbourhoods(ctx, []graph.NeighbourhoodQuery{{GroupID: group, Names: names}}, 100)
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	ents, facts := near[0].Entities, near[0].Facts
 	byName := map[string]*graph.EntityNode{}
 	for _, e := range ents {
 		if e.GroupID != group {

@@ -19,7 +19,7 @@ const (
 	fuzzyAmbiguous     = 0.5
 	embeddingThreshold = 0.95 // cosine similarity of name embeddings
 	embeddingAmbiguous = 0.85
-	candidatesPerName  = 20
+	maxCandidates      = 200 // entities read per episode
 )
 
 // NamePair is an extracted entity and the stored one it may be.
@@ -47,6 +47,20 @@ type Resolver struct {
 	Embedder Embedder
 	Deduper  Deduper // may be nil
 	Now      func() time.Time
+
+	// lookup reads one neighbourhood; the Runner batches it across workers.
+	lookup func(context.Context, graph.NeighbourhoodQuery) (graph.Neighbourhood, error)
+}
+
+func (r *Resolver) neighbourhood(ctx context.Context, q graph.NeighbourhoodQuery) (graph.Neighbourhood, error) {
+	if r.lookup != nil {
+		return r.lookup(ctx, q)
+	}
+	n, err := r.Know.Neighbourhoods(ctx, []graph.NeighbourhoodQuery{q}, maxCandidates)
+	if err != nil {
+		return graph.Neighbourhood{}, err
+	}
+	return n[0], nil
 }
 
 // namespace of the deterministic uuids: re-running an episode after a crash MERGEs
@@ -70,10 +84,11 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	for i, e := range x.Entities {
 		names[i] = e.Name
 	}
-	candidates, existing, err := r.Know.Neighbourhood(ctx, ep.GroupID, names, candidatesPerName*len(names))
+	near, err := r.neighbourhood(ctx, graph.NeighbourhoodQuery{GroupID: ep.GroupID, Names: names})
 	if err != nil {
 		return nil, err
 	}
+	candidates, existing := near.Entities, near.Facts
 	for _, c := range candidates {
 		if c.GroupID != ep.GroupID { // the store filters; this is the second lock on the door
 			return nil, fmt.Errorf("entity candidate %s from another space", c.UUID)

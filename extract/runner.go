@@ -53,17 +53,11 @@ type Runner struct {
 	Metrics     *Metrics
 
 	id    string
-	saves chan save
+	saves *batcher[*graph.GraphWrite, error]
 }
 
-// save is one worker's result waiting for the group commit.
-type save struct {
-	w    *graph.GraphWrite
-	done chan error
-}
-
-// maxGroupCommit bounds how many episodes one save transaction holds.
-const maxGroupCommit = 32
+// maxBatch bounds how many episodes one save transaction or one read holds.
+const maxBatch = 32
 
 // ContextEpisodes is how many earlier episodes of the space an extraction sees.
 const ContextEpisodes = 4
@@ -75,13 +69,24 @@ const ContextEpisodes = 4
 // again, here or elsewhere.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
-	r.saves = make(chan save)
+	// Group commit: one transaction saves the results of every worker waiting.
+	r.saves = newBatcher(maxBatch, func(ctx context.Context, ws []*graph.GraphWrite) ([]error, error) {
+		return r.Queue.Complete(ctx, r.id, ws)
+	})
+	// One read serves the neighbourhoods of every worker resolving at the same time.
+	reads := newBatcher(maxBatch, func(ctx context.Context, qs []graph.NeighbourhoodQuery) ([]graph.Neighbourhood, error) {
+		return r.Resolver.Know.Neighbourhoods(ctx, qs, maxCandidates)
+	})
+	r.Resolver.lookup = reads.call
 	jobs := make(chan graph.Claimed)
 	idle := make(chan struct{}, r.Workers)
 	var wg sync.WaitGroup
-	saverDone := make(chan struct{})
-	go func() { r.saver(ctx); close(saverDone) }()
-	defer func() { <-saverDone }()
+	var loops sync.WaitGroup
+	for _, loop := range []func(context.Context){r.saves.run, reads.run} {
+		loops.Add(1)
+		go func() { defer loops.Done(); loop(ctx) }()
+	}
+	defer loops.Wait()
 	for i := 0; i < r.Workers; i++ {
 		idle <- struct{}{}
 		wg.Add(1)
@@ -214,48 +219,11 @@ func (r *Runner) Process(ctx context.Context, ep *graph.Episode, previous []*gra
 	if err != nil {
 		return fmt.Errorf("resolution: %w", err)
 	}
-	done := make(chan error, 1)
-	select {
-	case r.saves <- save{w: w, done: done}:
-	case <-ctx.Done():
-		return ctx.Err()
+	saved, err := r.saves.call(ctx, w)
+	if err != nil {
+		return err
 	}
-	return <-done
-}
-
-// saver commits the workers' results in groups: whatever is waiting when a commit
-// starts goes into it, so under load one transaction saves many episodes and when
-// idle a result is saved at once.
-func (r *Runner) saver(ctx context.Context) {
-	for {
-		var batch []save
-		select {
-		case <-ctx.Done():
-			return
-		case s := <-r.saves:
-			batch = append(batch, s)
-		}
-		for more := true; more && len(batch) < maxGroupCommit; {
-			select {
-			case s := <-r.saves:
-				batch = append(batch, s)
-			default:
-				more = false
-			}
-		}
-		writes := make([]*graph.GraphWrite, len(batch))
-		for i, s := range batch {
-			writes[i] = s.w
-		}
-		results, err := r.Queue.Complete(ctx, r.id, writes)
-		for i, s := range batch {
-			if err != nil {
-				s.done <- err
-			} else {
-				s.done <- results[i]
-			}
-		}
-	}
+	return saved
 }
 
 // keepLease renews the lease at a third of its length; when it is lost the attempt is

@@ -101,10 +101,22 @@ type Claimed struct {
 	Previous []*Episode
 }
 
+// NeighbourhoodQuery asks for the part of one space an episode's names may refer to.
+type NeighbourhoodQuery struct {
+	GroupID string
+	Names   []string
+}
+
+// Neighbourhood is the answer: candidate entities and the facts touching them.
+type Neighbourhood struct {
+	Entities []*EntityNode
+	Facts    []*Fact
+}
+
 // Knowledge reads what resolution needs from one space.
 type Knowledge interface {
-	// Neighbourhood returns the entities of groupID that may be the ones names refer
-	// to (the same name ignoring case, or sharing a word), at most limit, and every fact
-	// of groupID that touches them.
-	Neighbourhood(ctx context.Context, groupID string, names []string, limit int) ([]*EntityNode, []*Fact, error)
+	// Neighbourhoods answers each query with the entities of its space that may be
+	// the ones its names refer to (the same name ignoring case, or sharing a word), at
+	// most limit each, and every fact of that space touching them; in one round trip.
+	Neighbourhoods(ctx context.Context, qs []NeighbourhoodQuery, limit int) ([]Neighbourhood, error)
 }

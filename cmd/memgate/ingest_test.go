@@ -186,10 +186,11 @@ func TestServe_KillMidRun(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			names = append(names, fmt.Sprintf("P%s%d%d", s, a, i), fmt.Sprintf("Q%s%d%d", s, a, i))
 		}
-		ents, facts, err := db.Neighbourhood(context.Background(), g, names, 100)
+		near, err := db.Neighbourhoods(context.Background(), []graph.NeighbourhoodQuery{{GroupID: g, Names: names}}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
+		ents, facts := near[0].Entities, near[0].Facts
 		if len(ents) != 6 || len(facts) != 3 {
 			t.Fatalf("%s: %d entities and %d facts, want 6 and 3: nothing twice", g, len(ents), len(facts))
 		}

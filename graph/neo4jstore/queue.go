@@ -169,31 +169,39 @@ func (db *DB) QueueDepth(ctx context.Context, scope string) (map[string]int, err
 	return out, nil
 }
 
-func (db *DB) Neighbourhood(ctx context.Context, groupID string, names []string, limit int) ([]*graph.EntityNode, []*graph.Fact, error) {
-	lower := make([]string, len(names))
-	terms := []string{}
-	for i, n := range names {
-		lower[i] = strings.ToLower(strings.TrimSpace(n))
-		if t := cypher.LuceneTerms(n); t != "" {
-			terms = append(terms, "name:("+t+")") // names only; summaries would add noise
+func (db *DB) Neighbourhoods(ctx context.Context, qs []graph.NeighbourhoodQuery, limit int) ([]graph.Neighbourhood, error) {
+	queries := make([]map[string]any, len(qs))
+	for i, q := range qs {
+		lower := make([]string, len(q.Names))
+		terms := []string{}
+		for j, n := range q.Names {
+			lower[j] = strings.ToLower(strings.TrimSpace(n))
+			if t := cypher.LuceneTerms(n); t != "" {
+				terms = append(terms, "name:("+t+")") // names only; summaries would add noise
+			}
+		}
+		queries[i] = map[string]any{"group_id": q.GroupID, "lower_names": lower, "terms": terms}
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood",
+		map[string]any{"queries": queries, "limit": int64(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.Neighbourhood, len(qs))
+	for _, r := range records {
+		i := int(num(r.Values[0]))
+		if i < 0 || i >= len(out) {
+			continue
+		}
+		for _, n := range anyList(r.Values[1]) {
+			out[i].Entities = append(out[i].Entities, entityFromNode(n.(neo4j.Node)))
+		}
+		for _, row := range anyList(r.Values[2]) {
+			cols := anyList(row)
+			f := factFromRel(cols[0].(neo4j.Relationship))
+			f.SourceUUID, f.TargetUUID = str(cols[1]), str(cols[2])
+			out[i].Facts = append(out[i].Facts, f)
 		}
 	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood", map[string]any{
-		"group_id": groupID, "lower_names": lower, "terms": terms, "limit": int64(limit),
-	})
-	if err != nil || len(records) == 0 {
-		return nil, nil, err
-	}
-	var entities []*graph.EntityNode
-	for _, n := range anyList(records[0].Values[0]) {
-		entities = append(entities, entityFromNode(n.(neo4j.Node)))
-	}
-	var facts []*graph.Fact
-	for _, row := range anyList(records[0].Values[1]) {
-		cols := anyList(row)
-		f := factFromRel(cols[0].(neo4j.Relationship))
-		f.SourceUUID, f.TargetUUID = str(cols[1]), str(cols[2])
-		facts = append(facts, f)
-	}
-	return entities, facts, nil
+	return out, nil
 }
