@@ -85,74 +85,88 @@ func corpus(b *testing.B, db *neo4jstore.DB) string {
 	return corpusRun
 }
 
-// latency runs fn b.N times and reports p50 and p99 in microseconds, after ten
-// seconds of warm-up that let the database's JIT and caches settle (a fresh JVM
-// answers several times slower than a warm one).
-func latency(b *testing.B, fn func() error) {
-	b.Helper()
-	for warm := time.Now(); time.Since(warm) < 10*time.Second; {
-		if err := fn(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	d := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if err := fn(); err != nil {
-			b.Fatal(err)
-		}
-		d = append(d, time.Since(start))
-	}
-	b.StopTimer()
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	b.ReportMetric(float64(d[len(d)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "p99-µs")
+// variant is one of the calls a benchmark compares.
+type variant struct {
+	name string
+	call func() error
 }
 
-// BenchmarkEpisodeSearch compares the search an owner runs over one agent's two
-// spaces (the group_id filter inside the query) with the same fulltext query and no
-// filter at all, on the same corpus, side by side.
+// sideBySide measures the variants in turn, one call of each per iteration (the order
+// rotating), so that they meet the same database, caches and background work; it
+// reports each variant's p50 and p99 in microseconds as <name>-p50-µs and <name>-p99-µs.
+// Ten seconds of warm-up first let the database's JIT and caches settle (a fresh JVM
+// answers several times slower than a warm one).
+func sideBySide(b *testing.B, variants ...variant) {
+	b.Helper()
+	for warm := time.Now(); time.Since(warm) < 10*time.Second; {
+		for _, v := range variants {
+			if err := v.call(); err != nil {
+				b.Fatalf("%s: %v", v.name, err)
+			}
+		}
+	}
+	d := make([][]time.Duration, len(variants))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range variants {
+			v := (i + k) % len(variants)
+			start := time.Now()
+			if err := variants[v].call(); err != nil {
+				b.Fatalf("%s: %v", variants[v].name, err)
+			}
+			d[v] = append(d[v], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	for v, ds := range d {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), variants[v].name+"-p50-µs")
+		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), variants[v].name+"-p99-µs")
+	}
+}
+
+// BenchmarkEpisodeSearch compares, on the same corpus and side by side, the search an
+// owner runs over one agent's two spaces (1% of the corpus) and over ten agents'
+// spaces (10%) with the same fulltext query and no filter at all (unfiltered). For
+// each visible set it runs what memgate chooses and each plan of episode_search forced
+// (exact, index).
 func BenchmarkEpisodeSearch(b *testing.B) {
 	db := neo4jtest.DB(b)
 	run := corpus(b, db)
 	ctx := context.Background()
 	queries := []string{"project deadline", "coffee", "marathon garden", "database migration incident"}
-	agent := fmt.Sprintf("bench-%s-%03d", run, 42)
-	vis := graph.Visible{GroupIDs: []string{graph.PrivateSpace(agent).GroupID(), graph.PublicSpace(agent).GroupID()}}
 	i := 0
-	b.Run("filtered", func(b *testing.B) {
-		latency(b, func() error {
+	search := func(agents, exactMax int) func() error {
+		var vis graph.Visible
+		for a := 0; a < agents; a++ {
+			agent := fmt.Sprintf("bench-%s-%03d", run, 42+a)
+			vis.GroupIDs = append(vis.GroupIDs, graph.PrivateSpace(agent).GroupID(), graph.PublicSpace(agent).GroupID())
+		}
+		return func() error {
 			i++
-			hits, err := db.SearchEpisodes(ctx, queries[i%len(queries)], vis, 10)
+			hits, err := db.SearchEpisodesPlan(ctx, queries[i%len(queries)], vis, 10, exactMax)
 			if err == nil && len(hits) == 0 {
 				err = fmt.Errorf("no hits")
 			}
 			return err
-		})
-	})
-	// Not used by memgate: the restriction also written into the Lucene query as a
-	// pre-filter (the Cypher WHERE still applied), measured to weigh that option.
-	b.Run("lucene-prefilter", func(b *testing.B) {
-		latency(b, func() error {
-			i++
-			n, err := db.SearchEpisodesPrefiltered(ctx, cypher.LuceneTerms(queries[i%len(queries)]), vis.GroupIDs, 10)
-			if err == nil && n == 0 {
-				err = fmt.Errorf("no hits")
-			}
-			return err
-		})
-	})
-	b.Run("unfiltered", func(b *testing.B) {
-		latency(b, func() error {
+		}
+	}
+	sideBySide(b,
+		variant{"unfiltered", func() error {
 			i++
 			n, err := db.SearchEpisodesUnfiltered(ctx, cypher.LuceneTerms(queries[i%len(queries)]), 10)
 			if err == nil && n == 0 {
 				err = fmt.Errorf("no hits")
 			}
 			return err
-		})
-	})
+		}},
+		variant{"1-agent", search(1, neo4jstore.ExactSearchMax)},
+		variant{"1-agent-exact", search(1, benchEpisodes)},
+		variant{"1-agent-index", search(1, 0)},
+		variant{"10-agents", search(10, neo4jstore.ExactSearchMax)},
+		variant{"10-agents-exact", search(10, benchEpisodes)},
+		variant{"10-agents-index", search(10, 0)},
+	)
 }
 
 // BenchmarkPrincipal (after the search benchmark, so it meets a warm database)
@@ -180,11 +194,9 @@ func BenchmarkPrincipal(b *testing.B) {
 	}
 	pol := access.Policy{AllowPrivate: true}
 	host := access.Host{Name: "bench", Trusted: true}
-	b.Run("round-trip-floor", func(b *testing.B) {
-		latency(b, func() error { return db.Ping(ctx) })
-	})
-	b.Run("resolve", func(b *testing.B) {
-		latency(b, func() error {
+	sideBySide(b,
+		variant{"round-trip-floor", func() error { return db.Ping(ctx) }},
+		variant{"resolve", func() error {
 			f, err := db.ResolvePrincipal(ctx, requester)
 			if err != nil {
 				return err
@@ -194,6 +206,6 @@ func BenchmarkPrincipal(b *testing.B) {
 				return fmt.Errorf("visible set has %d spaces, want 9", len(v.GroupIDs))
 			}
 			return nil
-		})
-	})
+		}},
+	)
 }

@@ -2,10 +2,12 @@ package neo4jstore
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
 )
 
@@ -27,7 +29,7 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"agent_id": e.AgentID, "status": e.Status, "attempts": int64(e.Attempts), "last_error": e.LastError,
 		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
-		"request_hash": e.RequestHash,
+		"request_hash": e.RequestHash, "content_terms": contentTerms(e.Content),
 	}
 	if e.IdempotencyKey != "" {
 		p["idempotency_key"] = e.IdempotencyKey
@@ -50,6 +52,13 @@ func episodeProps(e *graph.Episode) map[string]any {
 		p["promoted_at"] = e.PromotedAt.UTC()
 	}
 	return p
+}
+
+// contentTerms is the episode's words as the exact search plan matches them: each
+// word once per occurrence, with a space on both sides of every word, so a term is
+// counted with split(content_terms, ' term ').
+func contentTerms(content string) string {
+	return " " + strings.Join(cypher.Words(content), "  ") + " "
 }
 
 func episodeFromNode(n neo4j.Node) *graph.Episode {

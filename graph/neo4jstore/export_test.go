@@ -2,10 +2,11 @@ package neo4jstore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/graph"
 )
 
 // Test-only access to the database, for asserting what the schema enforces.
@@ -56,22 +57,12 @@ func (db *DB) Ping(ctx context.Context) error {
 	return err
 }
 
-// SearchEpisodesPrefiltered writes the group restriction into the Lucene query as
-// well as the Cypher WHERE, the way Graphiti restricts fulltext search. memgate does
-// not do this; the benchmark measures it to weigh the option.
-func (db *DB) SearchEpisodesPrefiltered(ctx context.Context, query string, groupIDs []string, limit int) (int, error) {
-	quoted := make([]string, len(groupIDs))
-	for i, g := range groupIDs {
-		quoted[i] = `"` + g + `"`
-	}
-	lucene := "(" + query + ") AND group_id:(" + strings.Join(quoted, " OR ") + ")"
-	res, err := neo4j.ExecuteQuery(ctx, db.driver,
-		"CALL db.index.fulltext.queryNodes('episode_content', $query) YIELD node AS e, score "+
-			"WHERE e.group_id IN $group_ids RETURN e, score LIMIT $limit",
-		map[string]any{"query": lucene, "group_ids": groupIDs, "limit": int64(limit)}, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
-	if err != nil {
-		return 0, err
-	}
-	return len(res.Records), nil
+// SearchEpisodesPlan is SearchEpisodes with the size limit of the exact plan given, so
+// the benchmark can run each plan on the same visible set: 0 always asks the fulltext
+// index, a number above the visible set always scores the visible episodes.
+func (db *DB) SearchEpisodesPlan(ctx context.Context, query string, vis graph.Visible, limit, exactMax int) ([]graph.ScoredEpisode, error) {
+	return db.searchEpisodes(ctx, query, vis, limit, exactMax)
 }
+
+// ExactSearchMax is the size limit of the exact search plan memgate uses.
+const ExactSearchMax = exactSearchMax
