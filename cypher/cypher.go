@@ -23,20 +23,50 @@ type Queries map[string]string
 
 // Load returns the named queries (file names without .cypher). A missing or empty file
 // is an error, so a typo in a query name fails start-up rather than a request.
+//
+// A query may include a fragment several queries share: {{name}} stands for the text
+// of _name.cypher (fragments include nothing themselves). Fragments are query text
+// like the rest; values still come only as $parameters.
 func Load(names ...string) (Queries, error) {
 	q := make(Queries, len(names))
 	for _, name := range names {
-		b, err := files.ReadFile(name + ".cypher")
+		text, err := read(name)
 		if err != nil {
-			return nil, fmt.Errorf("cypher: query %q: %w", name, err)
+			return nil, err
 		}
-		text := strings.TrimSpace(stripComments(string(b)))
-		if text == "" {
-			return nil, fmt.Errorf("cypher: query %q is empty", name)
+		for {
+			start := strings.Index(text, "{{")
+			if start < 0 {
+				break
+			}
+			end := strings.Index(text[start:], "}}")
+			if end < 0 {
+				return nil, fmt.Errorf("cypher: query %q: unclosed {{", name)
+			}
+			fragment, err := read("_" + text[start+2:start+end])
+			if err != nil {
+				return nil, fmt.Errorf("cypher: query %q: %w", name, err)
+			}
+			if strings.Contains(fragment, "{{") {
+				return nil, fmt.Errorf("cypher: query %q: fragment %s includes another", name, text[start+2:start+end])
+			}
+			text = text[:start] + fragment + text[start+end+2:]
 		}
 		q[name] = text
 	}
 	return q, nil
+}
+
+func read(name string) (string, error) {
+	b, err := files.ReadFile(name + ".cypher")
+	if err != nil {
+		return "", fmt.Errorf("cypher: query %q: %w", name, err)
+	}
+	text := strings.TrimSpace(stripComments(string(b)))
+	if text == "" {
+		return "", fmt.Errorf("cypher: query %q is empty", name)
+	}
+	return text, nil
 }
 
 // Get returns the text of a query that Load returned. Asking for one it did not load

@@ -45,6 +45,8 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/memories/:id", a.deleteMemory, a.requester)
 	g.POST("/memories/:id/promote", a.promoteMemory, a.requester)
 	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
+	g.GET("/facts/:id", a.getFact, a.requester)
+	g.GET("/entities/:id", a.getEntity, a.requester)
 
 	g.POST("/agents", a.createAgent, a.requester)
 	g.GET("/agents/:id", a.getAgent, a.requester)

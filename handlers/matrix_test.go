@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/access/accesstest"
@@ -152,6 +154,25 @@ func (w *world) seed(column, text string) string {
 	return a.ID
 }
 
+// ingested are the columns whose seeds become facts and entities.
+var ingested = []string{"a_private", "a_public", "b_private", "b_public", "team_x", "team_y"}
+
+// waitDone waits until ingestion has processed the seed of column.
+func (w *world) waitDone(column string) {
+	writer, _ := w.writer(column)
+	id := w.seeds[column]
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var m struct{ Status, LastError string }
+		writer.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &m)
+		switch {
+		case m.Status == "done":
+			return
+		case m.Status == "failed" || time.Now().After(deadline):
+			w.t.Fatalf("memory %s: %s %s", id, m.Status, m.LastError)
+		}
+	}
+}
+
 func newWorld(t *testing.T, base string) *world {
 	m, err := accesstest.Load()
 	if err != nil {
@@ -191,12 +212,21 @@ func newWorld(t *testing.T, base string) *world {
 			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g), nil, nil)
 		}
 	}
+	// Each seed names a person (its token, capitalised) who works at an organisation:
+	// ingestion turns it into two entities and a WORKS_AT fact that search must find
+	// within the visible set only. The agents' and teams' spaces of this world are
+	// ingested (the offline extractor; global is shared with other tests, so its seed
+	// stays queued and only its episode is searched).
+	ingest(t, "agent-"+w.id("a")+"-", "agent-"+w.id("b")+"-", "team-"+w.id("x"), "team-"+w.id("y"))
 	for _, col := range m.Spaces {
 		w.tokens[col] = fmt.Sprintf("tok%s%s", strings.ReplaceAll(col, "_", ""), w.suffix)
 		if col == "system" {
 			continue
 		}
-		w.seeds[col] = w.seed(col, "seed memory of "+col+" "+w.tokens[col])
+		w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s. T%s works at Org%s.", col, w.tokens[col][1:], w.tokens[col]))
+	}
+	for _, col := range ingested {
+		w.waitDone(col)
 	}
 	// The system space holds audit events; take the id of one to ask for.
 	var audit struct {
@@ -256,12 +286,12 @@ func TestMatrix(t *testing.T) {
 			if w.m.World.Agents[w.m.Principals[name].Agent] == w.m.Principals[name].Requester {
 				readable["agent-"+own+"-private"], readable["agent-"+own+"-public"] = true, true
 			}
-			for id, group := range ids {
+			for path, group := range ids {
 				if !readable[group] && !(strings.HasPrefix(group, "agent-") && strings.HasSuffix(group, "-public")) {
-					t.Errorf("%s was shown %s in %s, outside its visible set", name, id, group)
+					t.Errorf("%s was shown %s in %s, outside its visible set", name, path, group)
 				}
-				if status, body := cl.do("GET", "/v1/memories/"+id, nil); status != http.StatusOK {
-					t.Errorf("%s was shown %s by list or search, but GET answers %d: %s", name, id, status, body)
+				if status, body := cl.do("GET", path, nil); status != http.StatusOK {
+					t.Errorf("%s was shown %s by list or search, but GET answers %d: %s", name, path, status, body)
 				}
 			}
 		}
@@ -358,7 +388,7 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		_ = json.Unmarshal(out, &page)
 		found := false
 		for _, m := range page.Items {
-			shown[m.ID] = m.GroupID
+			shown["/v1/memories/"+m.ID] = m.GroupID
 			found = found || m.ID == w.seeds[c.Space]
 		}
 		return map[bool]string{true: "allow", false: "listed without its seed"}[found], shown
@@ -374,12 +404,25 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		if status != http.StatusOK {
 			return fmt.Sprint(status), nil
 		}
-		var res struct{ Episodes []memory }
+		var res struct{ Facts, Entities, Episodes []memory }
 		_ = json.Unmarshal(out, &res)
-		found := false
+		found, fact := false, false
 		for _, m := range res.Episodes {
-			shown[m.ID] = m.GroupID
+			shown["/v1/memories/"+m.ID] = m.GroupID
 			found = found || m.ID == w.seeds[c.Space]
+		}
+		for _, f := range res.Facts {
+			shown["/v1/facts/"+f.ID] = f.GroupID
+			fact = fact || f.GroupID == w.groupIDs[c.Space]
+		}
+		for _, e := range res.Entities {
+			shown["/v1/entities/"+e.ID] = e.GroupID
+		}
+		if found && !fact && slices.Contains(ingested, c.Space) {
+			return "found without its fact", shown
+		}
+		if !found && fact {
+			return "a fact found without its episode", shown
 		}
 		return map[bool]string{true: "found", false: "absent"}[found], shown
 	case "delete":

@@ -233,34 +233,6 @@ func (a *api) listMemories(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-type searchRequest struct {
-	Query   string   `json:"query"`
-	AgentID string   `json:"agent_id"`
-	Limit   int      `json:"limit"`
-	Scopes  []string `json:"scopes"`
-}
-
-func (a *api) searchMemories(c echo.Context) error {
-	var req searchRequest
-	if err := bind(c, &req); err != nil {
-		return err
-	}
-	hits, err := a.svc.Search(c.Request().Context(), callOf(c), service.SearchQuery{
-		Query: req.Query, AgentID: req.AgentID, Limit: req.Limit, Scopes: req.Scopes,
-	})
-	if err != nil {
-		return err
-	}
-	episodes := []memoryView{}
-	for _, h := range hits {
-		v := viewOf(h.Episode)
-		score := h.Score
-		v.Score = &score
-		episodes = append(episodes, v)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"episodes": episodes})
-}
-
 func (a *api) deleteMemory(c echo.Context) error {
 	if err := a.svc.Delete(c.Request().Context(), callOf(c), c.Param("id")); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/handlers"
 	"github.com/memgate/memgate/service"
@@ -36,7 +38,8 @@ func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Ser
 	}
 	db, log := neo4jtest.DB(t), neo4jtest.Logger(t)
 	svc := &service.Service{
-		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Queue: db, Audit: db, Log: log, Now: time.Now,
+		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db, Log: log, Now: time.Now,
+		Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}
@@ -187,4 +190,23 @@ func TestErrors_OneShape(t *testing.T) {
 			t.Fatal("a malformed request id was echoed back")
 		}
 	})
+}
+
+// ingest runs the ingestion pipeline (the offline extractor and embedder) over the
+// spaces whose group_id starts with one of scopes, until the test ends. Tests share the
+// database, so each runs its own spaces only.
+func ingest(t *testing.T, scopes ...string) {
+	db := neo4jtest.DB(t)
+	for _, scope := range scopes {
+		r := &extract.Runner{
+			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
+			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now},
+			Workers:  2, Lease: 15 * time.Second, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
+			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { r.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
 }

@@ -330,53 +330,6 @@ func (s *Service) List(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 	return s.Mem.ListEpisodes(ctx, graph.Visible{GroupIDs: []string{space.GroupID()}}, agentFilter, q.Page)
 }
 
-// SearchQuery is a search request.
-type SearchQuery struct {
-	Query   string
-	AgentID string
-	Scopes  []string // team:<name>, global
-	Limit   int
-}
-
-const maxQueryBytes = 4096
-
-// Search runs a fulltext search over the agent's spaces the caller can see, widened
-// by the scopes within the visible set. Text naming agent:<id> or team:<name> outside
-// it is audited as crafted_query before the search runs; the search still runs.
-func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) ([]graph.ScoredEpisode, error) {
-	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(q.Query) == "" {
-		return nil, graph.Errorf(graph.EINVALID, "query must not be empty")
-	}
-	if len(q.Query) > maxQueryBytes {
-		return nil, graph.Errorf(graph.EINVALID, "query is longer than %d bytes", maxQueryBytes)
-	}
-	limit, err := s.pageSize(q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	var scopes []graph.Space
-	for _, name := range q.Scopes {
-		sp, err := graph.ParseSpaceName(q.AgentID, name)
-		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
-			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
-		}
-		scopes = append(scopes, sp)
-	}
-	if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
-		return nil, err
-	}
-	for _, target := range s.Auth.CraftedTargets(c.P, q.Query) {
-		ev := s.event(c, graph.AuditCraftedQuery, q.AgentID, target, "search text names a space outside the visible set")
-		if err := s.Audit.RecordAudit(ctx, ev); err != nil {
-			return nil, graph.Wrap(graph.EUNAVAILABLE, err, "could not record the audit event; retry later")
-		}
-	}
-	return s.Mem.SearchEpisodes(ctx, q.Query, s.Auth.VisibleForAgent(c.P, q.AgentID, scopes), limit)
-}
-
 // Delete removes a memory and what only it supports. ENOTFOUND when the caller cannot
 // see it; an audited EFORBIDDEN when it can see but not change it.
 func (s *Service) Delete(ctx context.Context, c Call, id string) error {

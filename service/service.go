@@ -27,14 +27,17 @@ type Limits struct {
 
 // Service is the application layer.
 type Service struct {
-	Auth   access.Authorizer
-	Dir    graph.Directory
-	Mem    graph.Memories
-	Queue  graph.Queue
-	Audit  graph.AuditLog
-	Limits Limits
-	Log    *slog.Logger
-	Now    func() time.Time
+	Auth  access.Authorizer
+	Dir   graph.Directory
+	Mem   graph.Memories
+	Find  graph.Searcher
+	Queue graph.Queue
+	// Embedder embeds search queries; nil leaves vector search out.
+	Embedder Embedder
+	Audit    graph.AuditLog
+	Limits   Limits
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Call is one request: the resolved principal and the request id audit events carry.

@@ -58,8 +58,9 @@ func (m *Main) Open(ctx context.Context) error {
 		}()
 	}
 	m.Metrics = &extract.Metrics{}
+	embedder := newEmbedder(cfg, m.Metrics, m.Log)
 	if cfg.Ingest.Workers > 0 {
-		runner := newRunner(cfg, m.DB, m.Metrics, m.Log)
+		runner := newRunner(cfg, m.DB, embedder, m.Metrics, m.Log)
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -68,7 +69,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	e := handlers.New(handlers.Deps{
-		Log: m.Log, Keys: keys, Ready: m.DB, Service: newService(cfg, m.DB, m.Log), BodyLimit: cfg.Server.BodyLimit,
+		Log: m.Log, Keys: keys, Ready: m.DB, Service: newService(cfg, m.DB, embedder, m.Log), BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(),
 	})
 	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
@@ -148,10 +149,10 @@ func (m *Main) migrateUntilDone(ctx context.Context) {
 	}
 }
 
-func newService(cfg *config.Config, db *neo4jstore.DB, log *slog.Logger) *service.Service {
+func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder, log *slog.Logger) *service.Service {
 	return &service.Service{
 		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
-		Dir:  db, Mem: db, Queue: db, Audit: db, Log: log, Now: time.Now,
+		Dir:  db, Mem: db, Find: db, Queue: db, Audit: db, Embedder: embedder, Log: log, Now: time.Now,
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
@@ -162,7 +163,20 @@ func newService(cfg *config.Config, db *neo4jstore.DB, log *slog.Logger) *servic
 
 // newRunner builds the ingestion pipeline from the configured providers: an
 // OpenAI-compatible endpoint, or the offline heuristic extractor and hashing embedder.
-func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, log *slog.Logger) *extract.Runner {
+// newEmbedder builds the configured embedder: an OpenAI-compatible endpoint, or the
+// offline hashing embedder. Ingestion embeds names and facts with it, search queries.
+func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger) extract.Embedder {
+	if cfg.Embedder.Provider == config.ProviderOpenAI {
+		return extract.NewOpenAI(extract.OpenAIOptions{
+			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
+			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
+			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log,
+		}, nil)
+	}
+	return extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
+}
+
+func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder, metrics *extract.Metrics, log *slog.Logger) *extract.Runner {
 	types := extract.DefaultEntityTypes
 	if len(cfg.Ingest.EntityTypes) > 0 {
 		types = make([]extract.EntityType, len(cfg.Ingest.EntityTypes))
@@ -178,14 +192,6 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, metrics *extract.Metrics, 
 			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
 		}, types)
 		extractor, deduper = llm, llm
-	}
-	var embedder extract.Embedder = extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
-	if cfg.Embedder.Provider == config.ProviderOpenAI {
-		embedder = extract.NewOpenAI(extract.OpenAIOptions{
-			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
-			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
-			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log,
-		}, nil)
 	}
 	return &extract.Runner{
 		Queue: db, Extractor: extractor, Types: types,

@@ -71,6 +71,8 @@ var queryNames = []string{
 	"episode_claimable", "episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_complete",
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
 	"entities_save", "mentions_save", "facts_save",
+	"fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
+	"fact_get", "entity_get",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a

@@ -29,7 +29,7 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"agent_id": e.AgentID, "status": e.Status, "attempts": int64(e.Attempts), "last_error": e.LastError,
 		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
-		"request_hash": e.RequestHash, "content_terms": contentTerms(e.Content),
+		"request_hash": e.RequestHash, "content_terms": terms(e.Content),
 	}
 	if e.IdempotencyKey != "" {
 		p["idempotency_key"] = e.IdempotencyKey
@@ -54,11 +54,11 @@ func episodeProps(e *graph.Episode) map[string]any {
 	return p
 }
 
-// contentTerms is the episode's words as the exact search plan matches them: each
-// word once per occurrence, with a space on both sides of every word, so a term is
-// counted with split(content_terms, ' term ').
-func contentTerms(content string) string {
-	return " " + strings.Join(cypher.Words(content), "  ") + " "
+// terms is text's words as the exact search plans match them (content_terms,
+// fact_terms, name_terms): each word once per occurrence with a space on both sides,
+// so the queries count a term by the occurrences of ' term '.
+func terms(text string) string {
+	return " " + strings.Join(cypher.Words(text), "  ") + " "
 }
 
 func episodeFromNode(n neo4j.Node) *graph.Episode {

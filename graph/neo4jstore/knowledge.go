@@ -18,6 +18,7 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 		rows[i] = map[string]any{
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
+			"name_terms": terms(e.Name + " " + e.Summary),
 		}
 	}
 	return rows
@@ -30,7 +31,7 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"uuid": f.UUID, "name": f.Name, "fact": f.Fact, "source": f.SourceUUID, "target": f.TargetUUID,
 			"group_id": f.GroupID, "episodes": nonNil(f.Episodes), "fact_embedding": floats(f.FactEmbedding),
 			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
-			"invalid_at": optTime(f.InvalidAt),
+			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
 		}
 	}
 	return rows

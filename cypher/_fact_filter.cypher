@@ -1,0 +1,8 @@
+r.group_id IN $group_ids
+AND ($include_expired
+     OR ((r.valid_at IS NULL OR r.valid_at <= $at) AND (r.invalid_at IS NULL OR r.invalid_at > $at)
+         AND ($as_of OR r.expired_at IS NULL)))
+AND (size($relations) = 0 OR r.name IN $relations)
+AND ($created_after IS NULL OR r.created_at >= $created_after)
+AND ($created_before IS NULL OR r.created_at < $created_before)
+AND (size($types) = 0 OR any(l IN labels(startNode(r)) + labels(endNode(r)) WHERE l IN $types))

@@ -1,0 +1,20 @@
+// Text search over entities (name and summary) within the visible set. Two plans, as
+// episode_search: BM25 over the visible entities themselves (name_terms) when there
+// are at most $exact_max, else the node_name_and_summary fulltext index, filtered.
+MATCH (v:Entity) WHERE v.group_id IN $group_ids
+WITH v LIMIT $exact_max + 1
+WITH collect(v) AS visible
+CALL (visible) {
+  WITH visible WHERE size(visible) <= $exact_max
+  UNWIND visible AS n
+  WITH n WHERE {{entity_filter}}
+  WITH n AS x, coalesce(n.name_terms, ' ' + toLower(n.name) + ' ') AS text
+  {{bm25}}
+  RETURN x AS n, score
+  UNION ALL
+  WITH visible WHERE size(visible) > $exact_max
+  CALL db.index.fulltext.queryNodes('node_name_and_summary', $query) YIELD node AS n, score
+  WHERE n:Entity AND {{entity_filter}}
+  RETURN n, score LIMIT $limit
+}
+RETURN n, score

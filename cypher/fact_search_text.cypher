@@ -1,0 +1,21 @@
+// Text search over facts (relation name and sentence) within the visible set, with the
+// temporal and other filters of _fact_filter. Two plans, as episode_search: BM25 over
+// the visible facts themselves (fact_terms) when there are at most $exact_max, else
+// the edge_name_and_fact fulltext index with every hit checked in score order.
+MATCH ()-[v:RELATES_TO]->() WHERE v.group_id IN $group_ids
+WITH v LIMIT $exact_max + 1
+WITH collect(v) AS visible
+CALL (visible) {
+  WITH visible WHERE size(visible) <= $exact_max
+  UNWIND visible AS r
+  WITH r WHERE {{fact_filter}}
+  WITH r AS x, coalesce(r.fact_terms, ' ' + toLower(r.fact) + ' ') AS text
+  {{bm25}}
+  RETURN x AS r, score
+  UNION ALL
+  WITH visible WHERE size(visible) > $exact_max
+  CALL db.index.fulltext.queryRelationships('edge_name_and_fact', $query) YIELD relationship AS r, score
+  WHERE {{fact_filter}}
+  RETURN r, score LIMIT $limit
+}
+RETURN r, startNode(r) AS s, endNode(r) AS t, score

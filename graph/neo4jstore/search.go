@@ -1,0 +1,221 @@
+package neo4jstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+)
+
+// The plans of the search queries. Text search scores the visible items itself up to
+// exactSearchMax of them (see episode_search.cypher); vector search computes exact
+// cosine up to exactVectorMax visible items, else asks the vector index for
+// vectorCandidates and, when the group filter leaves fewer than the limit, asks again
+// for eight times as many, up to maxVectorCandidates.
+const (
+	exactVectorMax      = 2000
+	maxVectorCandidates = 4096
+)
+
+func vectorCandidates(limit int) int { return max(4*limit, 40) }
+
+// searchParams are the parameters every search query takes: the visible set, the
+// limit and the filters of _fact_filter and _entity_filter.
+func searchParams(vis graph.Visible, f graph.SearchFilter, limit int, params map[string]any) map[string]any {
+	at, asOf := time.Now().UTC(), f.AsOf != nil
+	if asOf {
+		at = f.AsOf.UTC()
+	}
+	params["limit"] = int64(limit)
+	params["types"] = nonNil(f.Types)
+	params["relations"] = nonNil(f.Relations)
+	params["created_after"] = optTime(f.CreatedAfter)
+	params["created_before"] = optTime(f.CreatedBefore)
+	params["at"], params["as_of"], params["include_expired"] = at, asOf, f.IncludeExpired
+	return visParams(vis, params)
+}
+
+// textParams adds the query text twice: escaped for the fulltext index, and as the
+// words the exact plan counts. ok is false when the text has no word to search for.
+func textParams(text string, params map[string]any) (_ map[string]any, ok bool) {
+	query, words := cypher.LuceneTerms(text), distinct(cypher.Words(text), 64)
+	params["query"], params["terms"], params["exact_max"] = query, words, int64(exactSearchMax)
+	return params, query != "" && len(words) > 0
+}
+
+func (db *DB) FactsByText(ctx context.Context, text string, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
+	params, ok := textParams(text, map[string]any{})
+	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
+		return nil, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_search_text", searchParams(vis, f, limit, params))
+	if err != nil {
+		return nil, err
+	}
+	return factHits(records), nil
+}
+
+func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
+	params, ok := textParams(text, map[string]any{})
+	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
+		return nil, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_search_text", searchParams(vis, f, limit, params))
+	if err != nil {
+		return nil, err
+	}
+	return entityHits(records), nil
+}
+
+func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit)
+	return factHits(records), err
+}
+
+func (db *DB) EntitiesByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
+	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit)
+	return entityHits(records), err
+}
+
+// vectorSearch runs a vector query, asking the index for more candidates while the
+// group filter leaves fewer than limit of them and more may exist.
+func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]*neo4j.Record, error) {
+	if err := enumerated(vis); err != nil || len(v) == 0 || len(vis.GroupIDs) == 0 {
+		return nil, err
+	}
+	for k := vectorCandidates(limit); ; k *= 8 {
+		k = min(k, maxVectorCandidates)
+		records, err := db.run(ctx, neo4j.AccessModeRead, name, searchParams(vis, f, limit, map[string]any{
+			"embedding": floats(v), "k": int64(k), "exact_max": int64(exactVectorMax)}))
+		if err != nil {
+			return nil, err
+		}
+		hits := 0
+		for _, r := range records {
+			if r.Values[0] != nil {
+				hits++
+			}
+		}
+		indexed, _ := records[0].Get("indexed")
+		if hits >= limit || indexed != true || k == maxVectorCandidates {
+			return records, nil
+		}
+	}
+}
+
+func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visible, f graph.SearchFilter) (*graph.Walk, error) {
+	if err := enumerated(vis); err != nil {
+		return nil, err
+	}
+	const maxReached = 1000 // a walk through a hub stops growing here
+	w := &graph.Walk{Distance: map[string]int{}}
+	frontier, seen := []string{center}, []string{center}
+	for d := 1; d <= depth && len(frontier) > 0 && len(seen) < maxReached; d++ {
+		records, err := db.run(ctx, neo4j.AccessModeRead, "graph_expand", visParams(vis, map[string]any{
+			"frontier": frontier, "seen": seen, "max": int64(maxReached - len(seen))}))
+		if err != nil {
+			return nil, err
+		}
+		frontier = frontier[:0:0]
+		for _, r := range records {
+			id := r.Values[0].(string)
+			w.Distance[id] = d
+			frontier, seen = append(frontier, id), append(seen, id)
+		}
+	}
+	reached := []map[string]any{{"uuid": center, "distance": int64(0)}}
+	for id, d := range w.Distance {
+		reached = append(reached, map[string]any{"uuid": id, "distance": int64(d)})
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "graph_search", searchParams(vis, f, 0, map[string]any{
+		"reached": reached, "depth": int64(depth)}))
+	if err != nil {
+		return nil, err
+	}
+	if !hasCenter(records, center) {
+		return nil, graph.Errorf(graph.ENOTFOUND, "entity %s not found", center)
+	}
+	w.Distance[center] = 0
+	facts := map[string]int{}
+	for _, r := range records {
+		n, distance := r.Values[0].(neo4j.Node), int(num(r.Values[1]))
+		if wanted, _ := r.Values[2].(bool); wanted {
+			w.Entities = append(w.Entities, graph.EntityHit{Entity: entityFromNode(n), Score: float64(distance)})
+		}
+		for _, x := range anyList(r.Values[3]) {
+			hit := factHit(anyList(x), float64(distance+1))
+			if i, ok := facts[hit.Fact.UUID]; !ok {
+				facts[hit.Fact.UUID] = len(w.Facts)
+				w.Facts = append(w.Facts, hit)
+			} else if hit.Score < w.Facts[i].Score {
+				w.Facts[i].Score = hit.Score
+			}
+		}
+	}
+	return w, nil
+}
+
+func (db *DB) Fact(ctx context.Context, id string, vis graph.Visible) (*graph.FactHit, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_get", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "fact not found")
+	}
+	hit := factHit(records[0].Values, 0)
+	return &hit, nil
+}
+
+func (db *DB) Entity(ctx context.Context, id string, vis graph.Visible) (*graph.EntityNode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_get", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "entity not found")
+	}
+	return entityFromNode(records[0].Values[0].(neo4j.Node)), nil
+}
+
+func hasCenter(records []*neo4j.Record, center string) bool {
+	for _, r := range records {
+		if r.Values[0].(neo4j.Node).Props["uuid"] == center {
+			return true
+		}
+	}
+	return false
+}
+
+func factHits(records []*neo4j.Record) []graph.FactHit {
+	var out []graph.FactHit
+	for _, r := range records {
+		if r.Values[0] == nil {
+			continue // OPTIONAL CALL's row when nothing was found
+		}
+		score, _ := r.Values[3].(float64)
+		out = append(out, factHit(r.Values[:3], score))
+	}
+	return out
+}
+
+// factHit reads [relationship, source node, target node].
+func factHit(v []any, score float64) graph.FactHit {
+	return graph.FactHit{Fact: factFromRel(v[0].(neo4j.Relationship)),
+		Source: entityFromNode(v[1].(neo4j.Node)), Target: entityFromNode(v[2].(neo4j.Node)), Score: score}
+}
+
+func entityHits(records []*neo4j.Record) []graph.EntityHit {
+	var out []graph.EntityHit
+	for _, r := range records {
+		if r.Values[0] == nil {
+			continue
+		}
+		score, _ := r.Values[1].(float64)
+		out = append(out, graph.EntityHit{Entity: entityFromNode(r.Values[0].(neo4j.Node)), Score: score})
+	}
+	return out
+}

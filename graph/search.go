@@ -1,0 +1,55 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// SearchFilter narrows what search returns. The zero value asks for the facts valid
+// now and not expired, of any relation, between entities of any type.
+type SearchFilter struct {
+	Types          []string   // entity types (labels); a fact qualifies when either end has one
+	Relations      []string   // relation names of facts
+	CreatedAfter   *time.Time // system time: created at or after
+	CreatedBefore  *time.Time // system time: created before
+	AsOf           *time.Time // world time: the facts valid then, as memgate knows them now
+	IncludeExpired bool       // every fact, whatever its time
+}
+
+// FactHit is a fact found by search, with its two entities.
+type FactHit struct {
+	Fact           *Fact
+	Source, Target *EntityNode
+	Score          float64
+}
+
+// EntityHit is an entity found by search.
+type EntityHit struct {
+	Entity *EntityNode
+	Score  float64
+}
+
+// Walk is what a breadth-first walk from a center entity reached: every entity's
+// distance in facts from the center (the center itself 0), the entities that pass the
+// filter and the facts touching them, each scored by its distance (a fact one step
+// further than its nearer end).
+type Walk struct {
+	Distance map[string]int
+	Entities []EntityHit
+	Facts    []FactHit
+}
+
+// Searcher runs search's retrieval methods, each within the visible set vis. Each
+// returns at most limit hits, best first.
+type Searcher interface {
+	FactsByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
+	FactsByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
+	EntitiesByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
+	EntitiesByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
+	// Walk walks at most depth facts from center; ENOTFOUND when center is not an
+	// entity of the visible set.
+	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter) (*Walk, error)
+	// Fact and Entity read one by id; ENOTFOUND when it is not in vis.
+	Fact(ctx context.Context, id string, vis Visible) (*FactHit, error)
+	Entity(ctx context.Context, id string, vis Visible) (*EntityNode, error)
+}

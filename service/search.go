@@ -1,0 +1,353 @@
+package service
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// SearchQuery is a search request.
+type SearchQuery struct {
+	Query   string
+	AgentID string
+	Scopes  []string // team:<name>, global
+	Limit   int
+	Include []string // facts, entities, episodes; empty: all three
+	Center  string   // an entity to walk from and rank by distance to
+	Depth   int      // how far to walk from Center, 1 to 3 (0: 2)
+	Filter  graph.SearchFilter
+	MMR     bool // diversify facts and entities by maximal marginal relevance
+}
+
+// SearchResult is what search found, per kind, best first.
+type SearchResult struct {
+	Facts    []graph.FactHit
+	Entities []graph.EntityHit
+	Episodes []graph.ScoredEpisode
+}
+
+// Embedder turns text into vectors; search embeds the query with the configured one.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+const (
+	maxQueryBytes   = 4096
+	maxFilterValues = 20
+	defaultDepth    = 2
+	maxDepth        = 3
+	rrfK            = 60  // reciprocal rank fusion's constant, as in its paper
+	mmrLambda       = 0.5 // relevance against diversity
+)
+
+var (
+	typeName     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
+	relationName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+	searchKinds  = map[string]bool{"facts": true, "entities": true, "episodes": true}
+)
+
+// Search finds facts, entities and episodes in the agent's spaces the caller can see,
+// widened by the scopes within the visible set. Each kind is searched by every method
+// that applies (fulltext; vector when an embedder answers; the walk from Center) and
+// the lists are fused by reciprocal rank. Text naming agent:<id> or team:<name>
+// outside the visible set is audited as crafted_query; the search still runs.
+func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchResult, error) {
+	include, limit, err := s.checkSearch(&q)
+	if err != nil {
+		return nil, err
+	}
+	var scopes []graph.Space
+	for _, name := range q.Scopes {
+		sp, err := graph.ParseSpaceName(q.AgentID, name)
+		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
+			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
+		}
+		scopes = append(scopes, sp)
+	}
+	if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+		return nil, err
+	}
+	for _, target := range s.Auth.CraftedTargets(c.P, q.Query) {
+		ev := s.event(c, graph.AuditCraftedQuery, q.AgentID, target, "search text names a space outside the visible set")
+		if err := s.Audit.RecordAudit(ctx, ev); err != nil {
+			return nil, graph.Wrap(graph.EUNAVAILABLE, err, "could not record the audit event; retry later")
+		}
+	}
+	vis := s.Auth.VisibleForAgent(c.P, q.AgentID, scopes)
+	var vector []float32
+	if s.Embedder != nil && q.Query != "" && (include["facts"] || include["entities"]) {
+		v, err := s.Embedder.Embed(ctx, []string{q.Query})
+		if err == nil && len(v) == 1 {
+			vector = v[0]
+		} else {
+			s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
+		}
+	}
+	n := 2 * limit // candidates per method
+	var (
+		factLists   [][]graph.FactHit
+		entityLists [][]graph.EntityHit
+		res         SearchResult
+		walk        *graph.Walk
+		mu          sync.Mutex
+	)
+	var run parallel
+	if q.Center != "" {
+		run.do(func() (err error) { walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter); return })
+	}
+	if include["facts"] && q.Query != "" {
+		run.do(func() error {
+			hits, err := s.Find.FactsByText(ctx, q.Query, vis, q.Filter, n)
+			return collect(&mu, &factLists, hits, err)
+		})
+		if vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.FactsByVector(ctx, vector, vis, q.Filter, n)
+				return collect(&mu, &factLists, hits, err)
+			})
+		}
+	}
+	if include["entities"] && q.Query != "" {
+		run.do(func() error {
+			hits, err := s.Find.EntitiesByText(ctx, q.Query, vis, q.Filter, n)
+			return collect(&mu, &entityLists, hits, err)
+		})
+		if vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.EntitiesByVector(ctx, vector, vis, q.Filter, n)
+				return collect(&mu, &entityLists, hits, err)
+			})
+		}
+	}
+	if include["episodes"] && q.Query != "" {
+		run.do(func() (err error) { res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, limit); return })
+	}
+	if err := run.wait(); err != nil {
+		return nil, err
+	}
+	distance := func(string) int { return 0 }
+	if walk != nil {
+		factLists = append(factLists, walk.Facts) // scored by distance: already in walk order
+		entityLists = append(entityLists, walk.Entities)
+		distance = func(id string) int {
+			if d, ok := walk.Distance[id]; ok {
+				return d
+			}
+			return math.MaxInt
+		}
+	}
+	if include["facts"] {
+		res.Facts = rank(factLists, func(h graph.FactHit) string { return h.Fact.UUID },
+			func(h graph.FactHit) int { return min(distance(h.Fact.SourceUUID), distance(h.Fact.TargetUUID)) },
+			func(h graph.FactHit) []float32 { return h.Fact.FactEmbedding },
+			func(h *graph.FactHit, score float64) { h.Score = score }, q.MMR, limit)
+	}
+	if include["entities"] {
+		res.Entities = rank(entityLists, func(h graph.EntityHit) string { return h.Entity.UUID },
+			func(h graph.EntityHit) int { return distance(h.Entity.UUID) },
+			func(h graph.EntityHit) []float32 { return h.Entity.NameEmbedding },
+			func(h *graph.EntityHit, score float64) { h.Score = score }, q.MMR, limit)
+	}
+	return &res, nil
+}
+
+// GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
+func (s *Service) GetFact(ctx context.Context, c Call, id string) (*graph.FactHit, error) {
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "fact not found")
+	}
+	return s.Find.Fact(ctx, id, s.Auth.Visible(c.P))
+}
+
+// GetEntity reads one entity; ENOTFOUND when the caller cannot see it.
+func (s *Service) GetEntity(ctx context.Context, c Call, id string) (*graph.EntityNode, error) {
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return nil, graph.Errorf(graph.ENOTFOUND, "entity not found")
+	}
+	return s.Find.Entity(ctx, id, s.Auth.Visible(c.P))
+}
+
+// checkSearch validates a search and fills in its defaults.
+func (s *Service) checkSearch(q *SearchQuery) (map[string]bool, int, error) {
+	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
+		return nil, 0, err
+	}
+	q.Query = strings.TrimSpace(q.Query)
+	switch {
+	case q.Query == "" && q.Center == "":
+		return nil, 0, graph.Errorf(graph.EINVALID, "query must not be empty unless center_entity_id is given")
+	case len(q.Query) > maxQueryBytes:
+		return nil, 0, graph.Errorf(graph.EINVALID, "query is longer than %d bytes", maxQueryBytes)
+	}
+	limit, err := s.pageSize(q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	include := map[string]bool{}
+	for _, k := range q.Include {
+		if !searchKinds[k] {
+			return nil, 0, graph.Errorf(graph.EINVALID, "include takes facts, entities and episodes")
+		}
+		include[k] = true
+	}
+	if len(include) == 0 {
+		include = searchKinds
+	}
+	if q.Center != "" {
+		if _, err := uuid.Parse(q.Center); err != nil || len(q.Center) != 36 {
+			return nil, 0, graph.Errorf(graph.EINVALID, "center_entity_id must be an entity id (a UUID)")
+		}
+		if q.Depth == 0 {
+			q.Depth = defaultDepth
+		}
+	}
+	switch {
+	case q.Depth != 0 && q.Center == "":
+		return nil, 0, graph.Errorf(graph.EINVALID, "max_depth needs center_entity_id")
+	case q.Depth < 0 || q.Depth > maxDepth:
+		return nil, 0, graph.Errorf(graph.EINVALID, "max_depth must be between 1 and %d", maxDepth)
+	}
+	f := q.Filter
+	if err := checkNames("entity_types", f.Types, typeName); err != nil {
+		return nil, 0, err
+	}
+	if err := checkNames("relations", f.Relations, relationName); err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case f.AsOf != nil && f.IncludeExpired:
+		return nil, 0, graph.Errorf(graph.EINVALID, "as_of and include_expired exclude each other")
+	case f.CreatedAfter != nil && f.CreatedBefore != nil && !f.CreatedAfter.Before(*f.CreatedBefore):
+		return nil, 0, graph.Errorf(graph.EINVALID, "created_after must be before created_before")
+	}
+	return include, limit, nil
+}
+
+func checkNames(field string, names []string, valid *regexp.Regexp) error {
+	if len(names) > maxFilterValues {
+		return graph.Errorf(graph.EINVALID, "%s takes at most %d values", field, maxFilterValues)
+	}
+	for _, n := range names {
+		if !valid.MatchString(n) {
+			return graph.Errorf(graph.EINVALID, "%s: %q is not a valid name (%s)", field, n, valid)
+		}
+	}
+	return nil
+}
+
+// collect appends one method's hits to lists.
+func collect[T any](mu *sync.Mutex, lists *[][]T, hits []T, err error) error {
+	if err == nil {
+		mu.Lock()
+		*lists = append(*lists, hits)
+		mu.Unlock()
+	}
+	return err
+}
+
+// parallel runs functions at once and keeps the first error.
+type parallel struct {
+	wg   sync.WaitGroup
+	once sync.Once
+	err  error
+}
+
+func (p *parallel) do(fn func() error) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if err := fn(); err != nil {
+			p.once.Do(func() { p.err = err })
+		}
+	}()
+}
+
+func (p *parallel) wait() error {
+	p.wg.Wait()
+	return p.err
+}
+
+// rank fuses ranked lists by reciprocal rank (each list adds 1/(rrfK + rank) to the
+// items it holds), puts nearer items first when there is a walk (distance; all 0
+// otherwise), optionally diversifies by MMR, and keeps limit.
+func rank[T any](lists [][]T, id func(T) string, distance func(T) int, embedding func(T) []float32,
+	setScore func(*T, float64), mmr bool, limit int) []T {
+	score := map[string]float64{}
+	var items []T
+	for _, list := range lists {
+		for r, h := range list {
+			key := id(h)
+			if _, seen := score[key]; !seen {
+				items = append(items, h)
+			}
+			score[key] += 1 / float64(rrfK+r+1)
+		}
+	}
+	for i := range items {
+		setScore(&items[i], score[id(items[i])])
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		di, dj := distance(items[i]), distance(items[j])
+		if di != dj {
+			return di < dj
+		}
+		return score[id(items[i])] > score[id(items[j])]
+	})
+	if mmr {
+		items = diversify(items, func(h T) float64 { return score[id(h)] }, embedding, limit)
+	}
+	return items[:min(limit, len(items))]
+}
+
+// diversify reorders items by maximal marginal relevance: each next item maximises
+// mmrLambda x relevance - (1 - mmrLambda) x its greatest cosine similarity to the
+// items already chosen; relevance is the fused score scaled to [0, 1].
+func diversify[T any](items []T, relevance func(T) float64, embedding func(T) []float32, limit int) []T {
+	if len(items) == 0 {
+		return items
+	}
+	top := relevance(items[0])
+	for _, h := range items {
+		top = math.Max(top, relevance(h))
+	}
+	var chosen []T
+	left := append([]T(nil), items...)
+	for len(chosen) < limit && len(left) > 0 {
+		best, bestValue := 0, math.Inf(-1)
+		for i, h := range left {
+			similar := 0.0
+			for _, c := range chosen {
+				similar = math.Max(similar, cosine(embedding(h), embedding(c)))
+			}
+			if v := mmrLambda*relevance(h)/top - (1-mmrLambda)*similar; v > bestValue {
+				best, bestValue = i, v
+			}
+		}
+		chosen = append(chosen, left[best])
+		left = append(left[:best], left[best+1:]...)
+	}
+	return chosen
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
