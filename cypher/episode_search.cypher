@@ -17,13 +17,15 @@ WITH collect(v) AS visible
 CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS x
+  WITH x WHERE {{episode_filter}}
   WITH x, coalesce(x.content_terms, ' ' + toLower(x.content) + ' ') AS text
   {{bm25}}
   RETURN x AS e, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
   CALL db.index.fulltext.queryNodes('episode_content', $query) YIELD node AS e, score
-  WHERE e.group_id IN $group_ids
-  RETURN e, score LIMIT $limit
+  WITH e AS x, score
+  WHERE {{episode_filter}}
+  RETURN x AS e, score LIMIT $limit
 }
 RETURN e, score

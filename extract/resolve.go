@@ -186,8 +186,14 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		f := &graph.Fact{UUID: stableUUID(ep.GroupID, src.UUID, xf.Relation, tgt.UUID, validKey), Name: xf.Relation,
 			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
 			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, InvalidAt: xf.InvalidAt}
-		if f.InvalidAt != nil {
+		switch {
+		case f.InvalidAt != nil:
 			f.ExpiredAt = &now
+		case f.ValidAt == nil:
+			// Said in the present with no start: it held at least from the episode's
+			// reference time, so a search as of an earlier time does not return it.
+			from := ep.ValidAt
+			f.ValidAt = &from
 		}
 		if exclusiveRelations[f.Name] && f.InvalidAt == nil {
 			for _, old := range existing {

@@ -135,8 +135,9 @@ type Memories interface {
 	// agent wrote unless agent is empty. EINVALID for a cursor it did not issue.
 	ListEpisodes(ctx context.Context, vis Visible, agent string, page PageRequest) (EpisodePage, error)
 
-	// SearchEpisodes runs a fulltext search over episode content within vis.
-	SearchEpisodes(ctx context.Context, query string, vis Visible, limit int) ([]ScoredEpisode, error)
+	// SearchEpisodes runs a fulltext search over episode content within vis; of the
+	// filter it applies the range of created_at.
+	SearchEpisodes(ctx context.Context, query string, vis Visible, f SearchFilter, limit int) ([]ScoredEpisode, error)
 
 	// DeleteEpisode removes a visible episode and everything only it supports, in one
 	// transaction with the event audit returns. authorize runs inside the transaction

@@ -127,7 +127,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		}
 	}
 	if include["episodes"] && q.Query != "" {
-		run.do(func() (err error) { res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, limit); return })
+		run.do(func() (err error) { res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit); return })
 	}
 	if err := run.wait(); err != nil {
 		return nil, err

@@ -61,7 +61,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // the benchmark can run each plan on the same visible set: 0 always asks the fulltext
 // index, a number above the visible set always scores the visible episodes.
 func (db *DB) SearchEpisodesPlan(ctx context.Context, query string, vis graph.Visible, limit, exactMax int) ([]graph.ScoredEpisode, error) {
-	return db.searchEpisodes(ctx, query, vis, limit, exactMax)
+	return db.searchEpisodes(ctx, query, vis, graph.SearchFilter{}, limit, exactMax)
 }
 
 // ExactSearchMax is the size limit of the exact search plan memgate uses.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
 )
 
@@ -123,8 +122,8 @@ func (db *DB) ListEpisodes(ctx context.Context, vis graph.Visible, agent string,
 	return out, nil
 }
 
-func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visible, limit int) ([]graph.ScoredEpisode, error) {
-	return db.searchEpisodes(ctx, query, vis, limit, exactSearchMax)
+func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.ScoredEpisode, error) {
+	return db.searchEpisodes(ctx, query, vis, f, limit, exactSearchMax)
 }
 
 // exactSearchMax is the largest visible set (in episodes) that episode_search scores
@@ -133,16 +132,13 @@ func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visibl
 // on the benchmark corpus.
 const exactSearchMax = 300
 
-func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visible, limit, exactMax int) ([]graph.ScoredEpisode, error) {
-	if err := enumerated(vis); err != nil {
+func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]graph.ScoredEpisode, error) {
+	params, ok := textParams(query, map[string]any{})
+	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	terms, words := cypher.LuceneTerms(query), distinct(cypher.Words(query), 64)
-	if terms == "" || len(words) == 0 || len(vis.GroupIDs) == 0 {
-		return nil, nil
-	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_search", visParams(vis, map[string]any{
-		"query": terms, "terms": words, "limit": int64(limit), "exact_max": int64(exactMax)}))
+	params["exact_max"] = int64(exactMax)
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_search", searchParams(vis, f, limit, params))
 	if err != nil {
 		return nil, err
 	}
