@@ -1,11 +1,14 @@
 package handlers_test
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 type factHit struct {
@@ -205,4 +208,78 @@ func TestSearch_ErrInvalid(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 invalid", name, status, out)
 		}
 	}
+}
+
+// injection is the corpus of hostile strings: Lucene syntax and wildcards, attempts to
+// name a group, quotes, backslashes and backticks, Cypher fragments and parameter
+// names, query-file fragments, control characters, invalid UTF-8 and a 1 MB string.
+var injection = []string{
+	`*`, `?`, `group_id:*`, `group_id:agent-*`, `content:* OR name:*`, `"`, `""`, `"unclosed`,
+	`\`, `\\`, `\"`, "`", "``", "`) OR 1=1 //", `' OR '1'='1`, `" OR group_id:* OR "`, `) OR (group_id:*`,
+	`AND`, `OR NOT`, `&& ||`, `!`, `fuzzy~2`, `boost^10`, `[a TO z]`, `{a TO z}`, `/.*/`, `+must -not`,
+	`MATCH (n) DETACH DELETE n`, `}) RETURN n //`, `$group_ids`, `{{bm25}}`, `Entity:Person`, "nul\x00byte",
+	"\x00", "tab\tand\nnewline", "\xff\xfe invalid utf-8", "agent:someone-else", "team:x", "global", "system",
+	"' UNION MATCH (n) RETURN n //", "\u202eright-to-left", strings.Repeat("a", 1<<20),
+}
+
+// TestSearch_Injection sends every string of the corpus in every field of a search:
+// never a 5xx, nothing written, and nothing from another requester's private space.
+func TestSearch_Injection(t *testing.T) {
+	t.Parallel()
+	owner, other, agent := aliceWorld(t)
+	theirs := "their-" + randomSuffix()
+	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": theirs}, nil)
+	ingest(t, "agent-"+theirs+"-")
+	var a added
+	other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{
+		"agent_id": theirs, "messages": "Alice works at Acme as an engineer. Bob knows Alice."}, &a)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var got struct{ Status string }
+		other.must(http.StatusOK, "GET", "/v1/memories/"+a.ID, nil, &got)
+		if got.Status == "done" || time.Now().After(deadline) {
+			break
+		}
+	}
+	db := neo4jtest.DB(t)
+	census := func() [4]int64 {
+		mineN, mineR, err := db.Census(context.Background(), "agent-"+agent+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirsN, theirsR, err := db.Census(context.Background(), "agent-"+theirs+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [4]int64{mineN, mineR, theirsN, theirsR}
+	}
+	before := census()
+	if before[1] == 0 || before[3] == 0 {
+		t.Fatalf("census %v: both spaces should hold facts", before)
+	}
+
+	private := "agent-" + theirs + "-private"
+	fields := []string{"query", "agent_id", "scopes", "include", "center_entity_id", "entity_types", "relations",
+		"as_of", "created_after", "created_before"}
+	codes := map[int]int{}
+	for _, field := range fields {
+		for _, payload := range injection {
+			body := map[string]any{"agent_id": agent, "query": "Alice Acme", field: payload}
+			switch field {
+			case "scopes", "include", "entity_types", "relations":
+				body[field] = []string{payload}
+			}
+			status, out := owner.do("POST", "/v1/memories/search", body)
+			codes[status]++
+			if status >= 500 {
+				t.Errorf("%s = %.40q: %d %s", field, payload, status, out)
+			}
+			if strings.Contains(string(out), private) {
+				t.Errorf("%s = %.40q: the answer names the other requester's private space: %.300s", field, payload, out)
+			}
+		}
+	}
+	if after := census(); after != before {
+		t.Errorf("the searches changed the graph: census %v before, %v after", before, after)
+	}
+	t.Logf("%d payloads x %d fields: answers %v", len(injection), len(fields), codes)
 }

@@ -84,10 +84,11 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	var vector []float32
 	if s.Embedder != nil && q.Query != "" && (include["facts"] || include["entities"]) {
 		v, err := s.Embedder.Embed(ctx, []string{q.Query})
-		if err == nil && len(v) == 1 {
-			vector = v[0]
-		} else {
+		switch {
+		case err != nil || len(v) != 1:
 			s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
+		case cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
+			vector = v[0]
 		}
 	}
 	n := 2 * limit // candidates per method
@@ -127,7 +128,10 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		}
 	}
 	if include["episodes"] && q.Query != "" {
-		run.do(func() (err error) { res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit); return })
+		run.do(func() (err error) {
+			res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit)
+			return
+		})
 	}
 	if err := run.wait(); err != nil {
 		return nil, err

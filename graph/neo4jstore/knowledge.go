@@ -57,10 +57,18 @@ func factFromRel(r neo4j.Relationship) *graph.Fact {
 	return f
 }
 
+// floats converts an embedding for the driver. A zero vector (what a text without
+// words embeds to) becomes nil: cosine similarity is undefined for it, and Neo4j's
+// vector functions refuse it.
 func floats(v []float32) []float64 {
 	out := make([]float64, len(v))
+	zero := true
 	for i, x := range v {
 		out[i] = float64(x)
+		zero = zero && x == 0
+	}
+	if zero {
+		return nil
 	}
 	return out
 }
