@@ -17,4 +17,4 @@ CALL (visible) {
   WHERE n:Entity AND {{entity_filter}}
   RETURN n, score LIMIT $limit
 }
-RETURN n, score
+RETURN {{entity_row}}, score

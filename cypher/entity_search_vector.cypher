@@ -14,4 +14,4 @@ OPTIONAL CALL (visible) {
   WHERE {{entity_filter}}
   RETURN n, score ORDER BY score DESC LIMIT $limit
 }
-RETURN n, score, size(visible) > $exact_max AS indexed
+RETURN {{entity_row}}, score, size(visible) > $exact_max AS indexed

@@ -1,4 +1,4 @@
 // One fact by id, with its two entities, only when it lies in the requester's visible set.
-MATCH (s:Entity)-[r:RELATES_TO {uuid: $uuid}]->(t:Entity)
+MATCH (:Entity)-[r:RELATES_TO {uuid: $uuid}]->(:Entity)
 WHERE r.group_id IN $group_ids OR ($any_agent_public AND r.group_id STARTS WITH 'agent-' AND r.group_id ENDS WITH '-public')
-RETURN r, s, t
+RETURN {{fact_row}}

@@ -18,4 +18,4 @@ CALL (visible) {
   WHERE {{fact_filter}}
   RETURN r, score LIMIT $limit
 }
-RETURN r, startNode(r) AS s, endNode(r) AS t, score
+RETURN {{fact_row}}, score

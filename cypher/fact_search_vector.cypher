@@ -5,7 +5,8 @@
 // small set, since its nearest neighbours belong to other spaces — else the
 // edge_fact_embedding vector index asked for $k candidates, filtered. The caller asks
 // again with a larger $k when the filter left fewer than $limit (indexed is true).
-// Scores are the index's: cosine mapped to [0, 1].
+// Scores are the index's: cosine mapped to [0, 1]. Rows leave out the embeddings
+// and the words (_fact_row) unless $embeddings asks for them.
 MATCH ()-[v:RELATES_TO]->() WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
@@ -20,4 +21,4 @@ OPTIONAL CALL (visible) {
   WHERE {{fact_filter}}
   RETURN r, score ORDER BY score DESC LIMIT $limit
 }
-RETURN r, startNode(r) AS s, endNode(r) AS t, score, size(visible) > $exact_max AS indexed
+RETURN {{fact_row}}, score, size(visible) > $exact_max AS indexed

@@ -1,13 +1,27 @@
-// What the walk reached ($reached: uuid and distance from the center): per entity,
-// whether it passes the entity filters, and the facts touching it that pass the fact
-// filters, unless it is at the edge of the walk. Everything within the visible set.
+// What the walk reached ($reached: uuid and distance from the center): the $limit
+// nearest entities that pass the entity filters, and the $limit nearest facts that
+// pass the fact filters, a fact one step further than its nearer end. Nothing outside
+// the visible set.
 UNWIND $reached AS x
 MATCH (n:Entity {uuid: x.uuid})
 WHERE n.group_id IN $group_ids
-WITH n, x.distance AS distance
-CALL (n, distance) {
-  MATCH (n)-[r:RELATES_TO]-(:Entity)
-  WHERE distance < $depth AND {{fact_filter}}
-  RETURN collect([r, startNode(r), endNode(r)]) AS facts
+WITH n, x.distance AS distance ORDER BY distance
+WITH collect([n, distance]) AS reached
+CALL (reached) {
+  UNWIND reached AS x
+  WITH x[0] AS n, x[1] AS distance
+  WITH n, distance WHERE {{entity_filter}}
+  WITH {{entity_row}}, distance LIMIT $limit
+  RETURN collect([n, distance]) AS entities
 }
-RETURN n, distance, {{entity_filter}} AS wanted, facts
+CALL (reached) {
+  UNWIND reached AS x
+  WITH x[0] AS n, x[1] AS distance
+  WITH n, distance WHERE distance < $depth
+  MATCH (n)-[r:RELATES_TO]-(:Entity)
+  WHERE {{fact_filter}}
+  WITH r, min(distance) + 1 AS distance ORDER BY distance LIMIT $limit
+  WITH {{fact_row}}, distance
+  RETURN collect([r, s, t, distance]) AS facts
+}
+RETURN entities, facts

@@ -14,6 +14,7 @@ type SearchFilter struct {
 	CreatedBefore  *time.Time // system time: created before
 	AsOf           *time.Time // world time: the facts valid then, as memgate knows them now
 	IncludeExpired bool       // every fact, whatever its time
+	WithEmbeddings bool       // hits carry their embeddings (diversifying needs them)
 }
 
 // FactHit is a fact found by search, with its two entities.
@@ -30,9 +31,9 @@ type EntityHit struct {
 }
 
 // Walk is what a breadth-first walk from a center entity reached: every entity's
-// distance in facts from the center (the center itself 0), the entities that pass the
-// filter and the facts touching them, each scored by its distance (a fact one step
-// further than its nearer end).
+// distance in facts from the center (the center itself 0), and the nearest entities
+// that pass the filter and facts touching them, each scored by its distance (a fact
+// one step further than its nearer end), nearest first.
 type Walk struct {
 	Distance map[string]int
 	Entities []EntityHit
@@ -46,9 +47,9 @@ type Searcher interface {
 	FactsByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
 	EntitiesByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
 	EntitiesByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
-	// Walk walks at most depth facts from center; ENOTFOUND when center is not an
-	// entity of the visible set.
-	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter) (*Walk, error)
+	// Walk walks at most depth facts from center and returns the limit nearest
+	// entities and facts; ENOTFOUND when center is not an entity of the visible set.
+	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)
 	// Fact and Entity read one by id; ENOTFOUND when it is not in vis.
 	Fact(ctx context.Context, id string, vis Visible) (*FactHit, error)
 	Entity(ctx context.Context, id string, vis Visible) (*EntityNode, error)

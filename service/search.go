@@ -92,6 +92,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		}
 	}
 	n := 2 * limit // candidates per method
+	q.Filter.WithEmbeddings = q.MMR
 	var (
 		factLists   [][]graph.FactHit
 		entityLists [][]graph.EntityHit
@@ -101,7 +102,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	)
 	var run parallel
 	if q.Center != "" {
-		run.do(func() (err error) { walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter); return })
+		run.do(func() (err error) { walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
 	}
 	if include["facts"] && q.Query != "" {
 		run.do(func() error {

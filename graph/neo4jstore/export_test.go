@@ -66,3 +66,30 @@ func (db *DB) SearchEpisodesPlan(ctx context.Context, query string, vis graph.Vi
 
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
+
+// SaveGraph writes entities and facts as ingestion does (entities_save, facts_save),
+// without episodes or leases: the search benchmark's generator.
+func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts []*graph.Fact) error {
+	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		if _, err := db.txRun(ctx, tx, "entities_save", map[string]any{"entities": entityRows(entities)}); err != nil {
+			return nil, err
+		}
+		return db.txRun(ctx, tx, "facts_save", map[string]any{"facts": factRows(facts)})
+	})
+	return err
+}
+
+// ScanFacts is Graphiti's fact similarity search on Neo4j, the benchmark's reference:
+// cosine computed in the query for every fact of the groups, no vector index.
+func (db *DB) ScanFacts(ctx context.Context, v []float32, groupIDs []string, limit int) (int, error) {
+	res, err := neo4j.ExecuteQuery(ctx, db.driver,
+		"MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.group_id IN $group_ids "+
+			"WITH e, vector.similarity.cosine(e.fact_embedding, $v) AS score WHERE score > 0 "+
+			"RETURN e.uuid, score ORDER BY score DESC LIMIT $limit",
+		map[string]any{"v": floats(v), "group_ids": groupIDs, "limit": int64(limit)}, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Records), nil
+}

@@ -38,10 +38,18 @@ func factRows(fs []*graph.Fact) []map[string]any {
 }
 
 func entityFromNode(n neo4j.Node) *graph.EntityNode {
-	p := n.Props
+	return entityFromProps(n.Props, n.Labels)
+}
+
+// entityFromProps reads an entity from its properties, as a node or as the map rows of
+// _entity_row carry (labels among them).
+func entityFromProps(p map[string]any, labels []string) *graph.EntityNode {
 	e := &graph.EntityNode{UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]),
 		Summary: str(p["summary"]), NameEmbedding: vector(p["name_embedding"]), CreatedAt: tm(p["created_at"])}
-	for _, l := range n.Labels {
+	if labels == nil {
+		labels = strList(p["labels"])
+	}
+	for _, l := range labels {
 		if l != "Entity" {
 			e.Type = l
 		}
@@ -50,7 +58,10 @@ func entityFromNode(n neo4j.Node) *graph.EntityNode {
 }
 
 func factFromRel(r neo4j.Relationship) *graph.Fact {
-	p := r.Props
+	return factFromProps(r.Props)
+}
+
+func factFromProps(p map[string]any) *graph.Fact {
 	f := &graph.Fact{UUID: str(p["uuid"]), Name: str(p["name"]), Fact: str(p["fact"]), GroupID: str(p["group_id"]),
 		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
 		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"])}

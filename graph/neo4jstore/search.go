@@ -35,6 +35,7 @@ func searchParams(vis graph.Visible, f graph.SearchFilter, limit int, params map
 	params["created_after"] = optTime(f.CreatedAfter)
 	params["created_before"] = optTime(f.CreatedBefore)
 	params["at"], params["as_of"], params["include_expired"] = at, asOf, f.IncludeExpired
+	params["embeddings"] = f.WithEmbeddings
 	return visParams(vis, params)
 }
 
@@ -106,9 +107,12 @@ func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis gr
 	}
 }
 
-func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visible, f graph.SearchFilter) (*graph.Walk, error) {
+func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visible, f graph.SearchFilter, limit int) (*graph.Walk, error) {
 	if err := enumerated(vis); err != nil {
 		return nil, err
+	}
+	if _, err := db.Entity(ctx, center, vis); err != nil {
+		return nil, err // the center must itself be visible
 	}
 	const maxReached = 1000 // a walk through a hub stops growing here
 	w := &graph.Walk{Distance: map[string]int{}}
@@ -130,64 +134,43 @@ func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visi
 	for id, d := range w.Distance {
 		reached = append(reached, map[string]any{"uuid": id, "distance": int64(d)})
 	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "graph_search", searchParams(vis, f, 0, map[string]any{
+	records, err := db.run(ctx, neo4j.AccessModeRead, "graph_search", searchParams(vis, f, limit, map[string]any{
 		"reached": reached, "depth": int64(depth)}))
 	if err != nil {
 		return nil, err
 	}
-	if !hasCenter(records, center) {
-		return nil, graph.Errorf(graph.ENOTFOUND, "entity %s not found", center)
-	}
 	w.Distance[center] = 0
-	facts := map[string]int{}
-	for _, r := range records {
-		n, distance := r.Values[0].(neo4j.Node), int(num(r.Values[1]))
-		if wanted, _ := r.Values[2].(bool); wanted {
-			w.Entities = append(w.Entities, graph.EntityHit{Entity: entityFromNode(n), Score: float64(distance)})
-		}
-		for _, x := range anyList(r.Values[3]) {
-			hit := factHit(anyList(x), float64(distance+1))
-			if i, ok := facts[hit.Fact.UUID]; !ok {
-				facts[hit.Fact.UUID] = len(w.Facts)
-				w.Facts = append(w.Facts, hit)
-			} else if hit.Score < w.Facts[i].Score {
-				w.Facts[i].Score = hit.Score
-			}
-		}
+	for _, x := range anyList(records[0].Values[0]) {
+		e := anyList(x)
+		w.Entities = append(w.Entities, graph.EntityHit{Entity: entityFromRow(e[0]), Score: float64(num(e[1]))})
+	}
+	for _, x := range anyList(records[0].Values[1]) {
+		w.Facts = append(w.Facts, factHit(anyList(x)[:3], float64(num(anyList(x)[3]))))
 	}
 	return w, nil
 }
 
 func (db *DB) Fact(ctx context.Context, id string, vis graph.Visible) (*graph.FactHit, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_get", visParams(vis, map[string]any{"uuid": id}))
+	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_get", visParams(vis, map[string]any{"uuid": id, "embeddings": false}))
 	if err != nil {
 		return nil, err
 	}
 	if len(records) == 0 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "fact not found")
 	}
-	hit := factHit(records[0].Values, 0)
+	hit := factHit(records[0].Values[:3], 0)
 	return &hit, nil
 }
 
 func (db *DB) Entity(ctx context.Context, id string, vis graph.Visible) (*graph.EntityNode, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_get", visParams(vis, map[string]any{"uuid": id}))
+	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_get", visParams(vis, map[string]any{"uuid": id, "embeddings": false}))
 	if err != nil {
 		return nil, err
 	}
 	if len(records) == 0 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "entity not found")
 	}
-	return entityFromNode(records[0].Values[0].(neo4j.Node)), nil
-}
-
-func hasCenter(records []*neo4j.Record, center string) bool {
-	for _, r := range records {
-		if r.Values[0].(neo4j.Node).Props["uuid"] == center {
-			return true
-		}
-	}
-	return false
+	return entityFromRow(records[0].Values[0]), nil
 }
 
 func factHits(records []*neo4j.Record) []graph.FactHit {
@@ -202,10 +185,15 @@ func factHits(records []*neo4j.Record) []graph.FactHit {
 	return out
 }
 
-// factHit reads [relationship, source node, target node].
+// factHit reads the three maps of a _fact_row: fact, source, target.
 func factHit(v []any, score float64) graph.FactHit {
-	return graph.FactHit{Fact: factFromRel(v[0].(neo4j.Relationship)),
-		Source: entityFromNode(v[1].(neo4j.Node)), Target: entityFromNode(v[2].(neo4j.Node)), Score: score}
+	return graph.FactHit{Fact: factFromProps(v[0].(map[string]any)), Source: entityFromRow(v[1]),
+		Target: entityFromRow(v[2]), Score: score}
+}
+
+// entityFromRow reads the map of an _entity_row.
+func entityFromRow(v any) *graph.EntityNode {
+	return entityFromProps(v.(map[string]any), nil)
 }
 
 func entityHits(records []*neo4j.Record) []graph.EntityHit {
@@ -215,14 +203,13 @@ func entityHits(records []*neo4j.Record) []graph.EntityHit {
 			continue
 		}
 		score, _ := r.Values[1].(float64)
-		out = append(out, graph.EntityHit{Entity: entityFromNode(r.Values[0].(neo4j.Node)), Score: score})
+		out = append(out, graph.EntityHit{Entity: entityFromRow(r.Values[0]), Score: score})
 	}
 	return out
 }
 
 // Census counts the nodes and relationships whose group_id starts with prefix: the
-// size of a set of spaces, for operators and for tests that check a request changed
-// nothing.
+// size of a set of spaces, for tests that check a request changed nothing.
 func (db *DB) Census(ctx context.Context, prefix string) (nodes, relationships int64, err error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "census", map[string]any{"prefix": prefix})
 	if err != nil {
