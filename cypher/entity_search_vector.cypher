@@ -10,8 +10,8 @@ OPTIONAL CALL (visible) {
   RETURN n, vector.similarity.cosine(n.name_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.vector.queryNodes('entity_name_embedding', $k, $embedding) YIELD node AS n, score
+  CALL db.index.vector.queryNodes('entity_name_embedding', $k, $embedding) YIELD node AS n
   WHERE {{entity_filter}}
-  RETURN n, score ORDER BY score DESC LIMIT $limit
+  RETURN n, vector.similarity.cosine(n.name_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
 }
 RETURN {{entity_row}}, score, size(visible) > $exact_max AS indexed

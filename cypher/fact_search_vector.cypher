@@ -3,10 +3,11 @@
 // exact cosine over every visible fact when there are at most $exact_max — an
 // approximate index over all spaces followed by a group filter loses recall for a
 // small set, since its nearest neighbours belong to other spaces — else the
-// edge_fact_embedding vector index asked for $k candidates, filtered. The caller asks
-// again with a larger $k when the filter left fewer than $limit (indexed is true).
-// Scores are the index's: cosine mapped to [0, 1]. Rows leave out the embeddings
-// and the words (_fact_row) unless $embeddings asks for them.
+// edge_fact_embedding vector index asked for $k candidates, filtered, and ranked again
+// by exact cosine (the index compares quantized vectors, which reorders near ties).
+// The caller asks again with a larger $k when the filter left fewer than $limit
+// (indexed is true). Scores are Neo4j's cosine similarity, mapped to [0, 1]. Rows
+// leave out the embeddings and the words (_fact_row) unless $embeddings asks for them.
 MATCH ()-[v:RELATES_TO]->() WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
@@ -17,8 +18,8 @@ OPTIONAL CALL (visible) {
   RETURN r, vector.similarity.cosine(r.fact_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.vector.queryRelationships('edge_fact_embedding', $k, $embedding) YIELD relationship AS r, score
+  CALL db.index.vector.queryRelationships('edge_fact_embedding', $k, $embedding) YIELD relationship AS r
   WHERE {{fact_filter}}
-  RETURN r, score ORDER BY score DESC LIMIT $limit
+  RETURN r, vector.similarity.cosine(r.fact_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
 }
 RETURN {{fact_row}}, score, size(visible) > $exact_max AS indexed

@@ -11,16 +11,19 @@ import (
 )
 
 // The plans of the search queries. Text search scores the visible items itself up to
-// exactSearchMax of them (see episode_search.cypher); vector search computes exact
-// cosine up to exactVectorMax visible items, else asks the vector index for
-// vectorCandidates and, when the group filter leaves fewer than the limit, asks again
-// for eight times as many, up to maxVectorCandidates.
+// exactSearchMax of them (see episode_search.cypher). Vector search computes exact
+// cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
+// per item, about 20 µs each on the benchmark machine, so a thousand cost about what
+// one query of the vector index does there (BENCHMARKS.md); above that it asks the
+// index for vectorCandidates, ranks them by exact cosine, and asks again for eight
+// times as many, up to maxVectorCandidates, while the group filter leaves fewer than
+// the limit.
 const (
-	exactVectorMax      = 2000
+	exactVectorMax      = 1000
 	maxVectorCandidates = 4096
 )
 
-func vectorCandidates(limit int) int { return max(4*limit, 40) }
+func vectorCandidates(limit int) int { return max(10*limit, 100) }
 
 // searchParams are the parameters every search query takes: the visible set, the
 // limit and the filters of _fact_filter and _entity_filter.

@@ -156,36 +156,34 @@ func generate(b *testing.B, db *neo4jstore.DB, run string, agents, facts int) *s
 }
 
 // recall is the share of the exact cosine top 10 (computed here over the facts
-// generated) that the vector path returns.
+// generated) that the vector path returns. Facts with the same text tie, so a hit
+// scoring at least the tenth exact score counts as one of the ten.
 func recall(b *testing.B, db *neo4jstore.DB, c *searchCorpus, emb extract.Embedder) float64 {
 	ctx := context.Background()
 	vis := graph.Visible{GroupIDs: c.visible}
+	embedding := map[string][]float32{}
+	for _, f := range c.facts {
+		embedding[f.UUID] = f.FactEmbedding
+	}
 	total, found := 0, 0
 	for _, q := range c.queries {
 		v, _ := emb.Embed(ctx, []string{q})
-		type scored struct {
-			id    string
-			score float64
-		}
-		exact := make([]scored, len(c.facts))
+		exact := make([]float64, len(c.facts))
 		for i, f := range c.facts {
-			exact[i] = scored{f.UUID, cos(v[0], f.FactEmbedding)}
+			exact[i] = cos(v[0], f.FactEmbedding)
 		}
-		sort.Slice(exact, func(i, j int) bool { return exact[i].score > exact[j].score })
+		sort.Sort(sort.Reverse(sort.Float64Slice(exact)))
 		hits, err := db.FactsByVector(ctx, v[0], vis, graph.SearchFilter{IncludeExpired: true}, 10)
 		if err != nil {
 			b.Fatal(err)
 		}
-		got := map[string]bool{}
+		good := 0
 		for _, h := range hits {
-			got[h.Fact.UUID] = true
-		}
-		for _, e := range exact[:10] {
-			total++
-			if got[e.id] {
-				found++
+			if cos(v[0], embedding[h.Fact.UUID]) >= exact[9]-1e-6 {
+				good++
 			}
 		}
+		total, found = total+10, found+min(good, 10)
 	}
 	return float64(found) / float64(total)
 }
@@ -211,7 +209,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	for _, shape := range []struct {
 		name          string
 		agents, facts int
-	}{{"1000-agents", 100, 10_000}, {"one-space", 1, 10_000}} {
+	}{{"1000-agents", 1000, 100_000}, {"one-space", 1, 100_000}} {
 		b.Run(shape.name, func(b *testing.B) {
 			run := uuid.NewString()[:8]
 			c := generate(b, db, run, shape.agents, shape.facts)
