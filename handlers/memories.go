@@ -226,11 +226,15 @@ func (a *api) listMemories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, listResponseOf(page))
+}
+
+func listResponseOf(page graph.EpisodePage) listResponse {
 	out := listResponse{Items: []memoryView{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
 	for _, e := range page.Episodes {
 		out.Items = append(out.Items, viewOf(e))
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }
 
 func (a *api) deleteMemory(c echo.Context) error {

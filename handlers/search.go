@@ -102,6 +102,10 @@ func (a *api) searchMemories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, searchResponseOf(res))
+}
+
+func searchResponseOf(res *service.SearchResult) searchResponse {
 	out := searchResponse{Facts: []factView{}, Entities: []entityView{}, Episodes: []memoryView{}}
 	for i := range res.Facts {
 		v := factViewOf(&res.Facts[i])
@@ -118,7 +122,7 @@ func (a *api) searchMemories(c echo.Context) error {
 		v.Score = &res.Episodes[i].Score
 		out.Episodes = append(out.Episodes, v)
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }
 
 func (a *api) getFact(c echo.Context) error {

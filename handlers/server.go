@@ -34,6 +34,7 @@ type Deps struct {
 	BodyLimit      string        // e.g. "2M"
 	HandlerTimeout time.Duration // every request's context deadline
 	Version        string
+	Metrics        *Metrics // nil: no /metrics
 }
 
 // New returns the HTTP handler with every route and middleware.
@@ -72,6 +73,10 @@ func New(d Deps) *echo.Echo {
 			return err
 		},
 	}))
+	if d.Metrics != nil {
+		e.Use(d.Metrics.observe)
+		e.GET("/metrics", d.Metrics.handler())
+	}
 	e.Use(middleware.BodyLimit(d.BodyLimit))
 	e.Use(middleware.ContextTimeout(d.HandlerTimeout))
 
@@ -79,11 +84,16 @@ func New(d Deps) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": d.Version})
 	})
 	e.GET("/readyz", readyz(d.Ready, d.Log))
+	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
 
 	v1 := e.Group("/v1", authenticate(d.Keys))
 	v1.GET("/whoami", whoami(d.Keys))
 	a := &api{svc: d.Service}
 	a.routes(v1)
+	// MCP: the same host key and requester checks as /v1 before the MCP server sees
+	// a request.
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp",
+		echo.WrapHandler(newMCP(d.Service, d.Keys, d.Version)), authenticate(d.Keys), a.requester)
 	return e
 }
 

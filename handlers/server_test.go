@@ -43,10 +43,12 @@ func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Ser
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}
+	metrics := handlers.NewMetrics(handlers.Observed{Queue: db})
+	svc.OnDeny = metrics.Denied
 	adjust(svc)
 	e := handlers.New(handlers.Deps{
 		Log: log, Keys: ring, Ready: db, Service: svc,
-		BodyLimit: bodyLimit, HandlerTimeout: 10 * time.Second, Version: "test",
+		BodyLimit: bodyLimit, HandlerTimeout: 10 * time.Second, Version: "test", Metrics: metrics,
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)

@@ -81,62 +81,12 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		}
 	}
 	vis := s.Auth.VisibleForAgent(c.P, q.AgentID, scopes)
-	var vector []float32
-	if s.Embedder != nil && q.Query != "" && (include["facts"] || include["entities"]) {
-		v, err := s.Embedder.Embed(ctx, []string{q.Query})
-		switch {
-		case err != nil || len(v) != 1:
-			s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
-		case cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
-			vector = v[0]
-		}
-	}
-	n := 2 * limit // candidates per method
-	q.Filter.WithEmbeddings = q.MMR
-	var (
-		factLists   [][]graph.FactHit
-		entityLists [][]graph.EntityHit
-		res         SearchResult
-		walk        *graph.Walk
-		mu          sync.Mutex
-	)
-	var run parallel
-	if q.Center != "" {
-		run.do(func() (err error) { walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
-	}
-	if include["facts"] && q.Query != "" {
-		run.do(func() error {
-			hits, err := s.Find.FactsByText(ctx, q.Query, vis, q.Filter, n)
-			return collect(&mu, &factLists, hits, err)
-		})
-		if vector != nil {
-			run.do(func() error {
-				hits, err := s.Find.FactsByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &factLists, hits, err)
-			})
-		}
-	}
-	if include["entities"] && q.Query != "" {
-		run.do(func() error {
-			hits, err := s.Find.EntitiesByText(ctx, q.Query, vis, q.Filter, n)
-			return collect(&mu, &entityLists, hits, err)
-		})
-		if vector != nil {
-			run.do(func() error {
-				hits, err := s.Find.EntitiesByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &entityLists, hits, err)
-			})
-		}
-	}
-	if include["episodes"] && q.Query != "" {
-		run.do(func() (err error) {
-			res.Episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit)
-			return
-		})
-	}
-	if err := run.wait(); err != nil {
+	f, err := s.retrieve(ctx, q, vis, s.embed(ctx, q, include), include, limit)
+	if err != nil {
 		return nil, err
 	}
+	res := SearchResult{Episodes: f.episodes}
+	factLists, entityLists, walk := f.facts, f.entities, f.walk
 	distance := func(string) int { return 0 }
 	if walk != nil {
 		factLists = append(factLists, walk.Facts) // scored by distance: already in walk order
@@ -161,6 +111,79 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 			func(h *graph.EntityHit, score float64) { h.Score = score }, q.MMR, limit)
 	}
 	return &res, nil
+}
+
+// embed returns the query's vector, or nil when vector search does not apply or the
+// embedder fails (search then runs on fulltext and the graph).
+func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]bool) []float32 {
+	if s.Embedder == nil || q.Query == "" || (!include["facts"] && !include["entities"]) {
+		return nil
+	}
+	v, err := s.Embedder.Embed(ctx, []string{q.Query})
+	switch {
+	case err != nil || len(v) != 1:
+		s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
+	case cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
+		return v[0]
+	}
+	return nil
+}
+
+// found is what the retrieval methods returned: one ranked list per method and kind.
+type found struct {
+	facts    [][]graph.FactHit
+	entities [][]graph.EntityHit
+	episodes []graph.ScoredEpisode
+	walk     *graph.Walk
+}
+
+// retrieve runs every method that applies at once, each asked for twice the limit.
+func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible, vector []float32,
+	include map[string]bool, limit int) (*found, error) {
+	var (
+		f   found
+		mu  sync.Mutex
+		run parallel
+	)
+	n := 2 * limit // candidates per method
+	q.Filter.WithEmbeddings = q.MMR
+	if q.Center != "" {
+		run.do(func() (err error) { f.walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
+	}
+	if include["facts"] && q.Query != "" {
+		run.do(func() error {
+			hits, err := s.Find.FactsByText(ctx, q.Query, vis, q.Filter, n)
+			return collect(&mu, &f.facts, hits, err)
+		})
+		if vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.FactsByVector(ctx, vector, vis, q.Filter, n)
+				return collect(&mu, &f.facts, hits, err)
+			})
+		}
+	}
+	if include["entities"] && q.Query != "" {
+		run.do(func() error {
+			hits, err := s.Find.EntitiesByText(ctx, q.Query, vis, q.Filter, n)
+			return collect(&mu, &f.entities, hits, err)
+		})
+		if vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.EntitiesByVector(ctx, vector, vis, q.Filter, n)
+				return collect(&mu, &f.entities, hits, err)
+			})
+		}
+	}
+	if include["episodes"] && q.Query != "" {
+		run.do(func() (err error) {
+			f.episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit)
+			return
+		})
+	}
+	if err := run.wait(); err != nil {
+		return nil, err
+	}
+	return &f, nil
 }
 
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
@@ -303,7 +326,10 @@ func rank[T any](lists [][]T, id func(T) string, distance func(T) int, embedding
 		if di != dj {
 			return di < dj
 		}
-		return score[id(items[i])] > score[id(items[j])]
+		if si, sj := score[id(items[i])], score[id(items[j])]; si != sj {
+			return si > sj
+		}
+		return id(items[i]) < id(items[j]) // the methods finish in any order; ties do not
 	})
 	if mmr {
 		items = diversify(items, func(h T) float64 { return score[id(h)] }, embedding, limit)

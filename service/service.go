@@ -34,10 +34,13 @@ type Service struct {
 	Queue graph.Queue
 	// Embedder embeds search queries; nil leaves vector search out.
 	Embedder Embedder
-	Audit    graph.AuditLog
-	Limits   Limits
-	Log      *slog.Logger
-	Now      func() time.Time
+	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused,
+	// or "" when the refusal is not about a space.
+	OnDeny func(groupID string)
+	Audit  graph.AuditLog
+	Limits Limits
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // Call is one request: the resolved principal and the request id audit events carry.
@@ -74,6 +77,9 @@ func (s *Service) event(c Call, kind, subject, space, reason string) *graph.Audi
 // When the event cannot be stored the request fails with EUNAVAILABLE instead: no
 // refusal goes unrecorded.
 func (s *Service) deny(ctx context.Context, c Call, subject, space, reason string) error {
+	if s.OnDeny != nil {
+		s.OnDeny(space)
+	}
 	if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditNamespaceDenied, subject, space, reason)); err != nil {
 		return graph.Wrap(graph.EUNAVAILABLE, err, "the request was refused but the refusal could not be recorded; retry later")
 	}

@@ -68,9 +68,15 @@ func (m *Main) Open(ctx context.Context) error {
 		}()
 	}
 
+	svc := newService(cfg, m.DB, embedder, m.Log)
+	metrics := handlers.NewMetrics(handlers.Observed{Pipeline: m.Metrics, Queue: m.DB,
+		Queries: func(fn func(string, int64, time.Duration)) {
+			m.DB.QueryStats(func(name string, s *neo4jstore.QueryStat) { fn(name, s.Count.Load(), time.Duration(s.Nanos.Load())) })
+		}})
+	svc.OnDeny = metrics.Denied
 	e := handlers.New(handlers.Deps{
-		Log: m.Log, Keys: keys, Ready: m.DB, Service: newService(cfg, m.DB, embedder, m.Log), BodyLimit: cfg.Server.BodyLimit,
-		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(),
+		Log: m.Log, Keys: keys, Ready: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
+		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(), Metrics: metrics,
 	})
 	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {

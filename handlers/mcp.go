@@ -1,0 +1,197 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/service"
+)
+
+// The MCP tools: the memory API for agents that speak the Model Context Protocol,
+// served at /mcp (streamable HTTP) behind the same host keys and X-Requester-Id as
+// REST, through the same service and Authorizer. Writes over MCP are confined
+// (DESIGN.md): a memory meant for a space the requester cannot write lands in the
+// agent's private space, whatever the host key's trust.
+
+type mcpAdd struct {
+	AgentID        string     `json:"agent_id" jsonschema:"the agent whose memory this is"`
+	Content        string     `json:"content" jsonschema:"what to remember: a conversation line or a note, in plain text"`
+	Visibility     string     `json:"visibility,omitempty" jsonschema:"private (the default: only the agent's owner reads it), public, or team"`
+	Team           string     `json:"team,omitempty" jsonschema:"the team, with visibility team"`
+	ReferenceTime  *time.Time `json:"reference_time,omitempty" jsonschema:"when it was said or happened (RFC 3339); default now"`
+	IdempotencyKey string     `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing that makes a retried call store the memory once"`
+}
+
+type mcpSearch struct {
+	AgentID        string     `json:"agent_id" jsonschema:"the agent whose memory to search"`
+	Query          string     `json:"query,omitempty" jsonschema:"what to look for, in plain words"`
+	Limit          int        `json:"limit,omitempty" jsonschema:"results per kind"`
+	Scopes         []string   `json:"scopes,omitempty" jsonschema:"team:NAME or global, to search those spaces too"`
+	Include        []string   `json:"include,omitempty" jsonschema:"facts, entities and/or episodes (default all)"`
+	CenterEntityID string     `json:"center_entity_id,omitempty" jsonschema:"an entity id: search around it, nearest first"`
+	AsOf           *time.Time `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339)"`
+	IncludeExpired bool       `json:"include_expired,omitempty" jsonschema:"also facts that no longer hold"`
+}
+
+type mcpID struct {
+	ID string `json:"id" jsonschema:"the memory id, as add_memory or search_memory gave it"`
+}
+
+type mcpList struct {
+	AgentID string `json:"agent_id" jsonschema:"the agent whose memories to list"`
+	Space   string `json:"space,omitempty" jsonschema:"private, public, team:NAME or global (default: every space of the agent the requester sees)"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"memories per page"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+}
+
+// mcpStatus is what get_status answers: where a memory is in ingestion.
+type mcpStatus struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Attempts  int    `json:"attempts"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// newMCP builds the MCP server with memgate's tools.
+func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "memgate", Version: version}, nil)
+	t := mcpTools{svc: svc, keys: keys}
+	mcp.AddTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
+		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t.add)
+	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
+		"as_of or include_expired), entities and the memories they came from, best first."}, t.search)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, t.get)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, t.list)
+	mcp.AddTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, t.delete)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
+		"or failed (with the reason)."}, t.status)
+	// Stateless, answering JSON: no session lives in one memgate process, so any
+	// instance behind a load balancer answers any call.
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
+type mcpTools struct {
+	svc  *service.Service
+	keys *access.Keyring
+}
+
+// call resolves the requester of one tool call from the HTTP headers it came with,
+// as REST does (the HTTP request has passed the same checks already), with the host
+// confined.
+func (t mcpTools) call(ctx context.Context, req *mcp.CallToolRequest) (service.Call, error) {
+	var h http.Header
+	if req.Extra != nil {
+		h = req.Extra.Header
+	}
+	bearer := ""
+	if scheme, token, ok := strings.Cut(h.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		bearer = strings.TrimSpace(token)
+	}
+	host, err := t.keys.Authenticate(bearer)
+	if err != nil {
+		return service.Call{}, err
+	}
+	host.Trusted = false
+	return t.svc.Resolve(ctx, host, h.Get("X-Requester-Id"), h.Get("X-Request-Id"))
+}
+
+// result answers a tool call: the value as JSON text and structured content, or an
+// MCP tool error carrying the REST error's code and message.
+func result(v any, err error) (*mcp.CallToolResult, any, error) {
+	if err != nil {
+		_, code, message := classify(err)
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
+}
+
+func (t mcpTools) add(ctx context.Context, req *mcp.CallToolRequest, in mcpAdd) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	if len(in.IdempotencyKey) > maxIdempotencyKey {
+		return result(nil, graph.Errorf(graph.EINVALID, "idempotency_key is longer than %d bytes", maxIdempotencyKey))
+	}
+	added, errs := t.svc.Add(ctx, c, []service.NewMemory{{AgentID: in.AgentID, Text: in.Content, Visibility: in.Visibility,
+		Team: in.Team, ReferenceTime: in.ReferenceTime, Source: graph.SourceText, SourceDescription: "mcp"}}, in.IdempotencyKey)
+	if errs[0] != nil {
+		return result(nil, errs[0])
+	}
+	return result(acceptedOf(added[0]), nil)
+}
+
+func (t mcpTools) search(ctx context.Context, req *mcp.CallToolRequest, in mcpSearch) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	res, err := t.svc.Search(ctx, c, service.SearchQuery{Query: in.Query, AgentID: in.AgentID, Limit: in.Limit,
+		Scopes: in.Scopes, Include: in.Include, Center: in.CenterEntityID,
+		Filter: graph.SearchFilter{AsOf: in.AsOf, IncludeExpired: in.IncludeExpired}})
+	if err != nil {
+		return result(nil, err)
+	}
+	return result(searchResponseOf(res), nil)
+}
+
+func (t mcpTools) get(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	e, err := t.svc.Get(ctx, c, in.ID)
+	if err != nil {
+		return result(nil, err)
+	}
+	return result(viewOf(e), nil)
+}
+
+func (t mcpTools) status(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	e, err := t.svc.Get(ctx, c, in.ID)
+	if err != nil {
+		return result(nil, err)
+	}
+	return result(mcpStatus{ID: e.UUID, Status: e.Status, Attempts: e.Attempts, LastError: e.LastError}, nil)
+}
+
+func (t mcpTools) list(ctx context.Context, req *mcp.CallToolRequest, in mcpList) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	page, err := t.svc.List(ctx, c, service.ListQuery{AgentID: in.AgentID, Space: in.Space,
+		Page: graph.PageRequest{Cursor: in.Cursor, Limit: in.Limit}})
+	if err != nil {
+		return result(nil, err)
+	}
+	return result(listResponseOf(page), nil)
+}
+
+func (t mcpTools) delete(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
+	c, err := t.call(ctx, req)
+	if err != nil {
+		return result(nil, err)
+	}
+	if err := t.svc.Delete(ctx, c, in.ID); err != nil {
+		return result(nil, err)
+	}
+	return result(map[string]any{"id": in.ID, "deleted": true}, nil)
+}

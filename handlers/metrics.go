@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/graph"
+)
+
+// Metrics is what GET /metrics exposes in the Prometheus format: the HTTP requests and
+// denials it counts itself, and at each scrape the ingestion counters, the queue
+// depth and the Neo4j query timings read from where they are kept.
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.HistogramVec
+	denials  *prometheus.CounterVec
+}
+
+// Observed is where the scrape reads what other parts count.
+type Observed struct {
+	Pipeline *extract.Metrics // nil: no ingestion in this process
+	Queue    graph.Queue      // for the queue depth
+	// Queries calls fn for every named Neo4j query that ran: calls and total time.
+	Queries func(fn func(name string, calls int64, total time.Duration))
+}
+
+// NewMetrics registers memgate's metrics and the Go runtime's.
+func NewMetrics(o Observed) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "memgate_http_request_duration_seconds", Help: "HTTP requests by route, method and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method", "status"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused.",
+		}, []string{"space"}),
+	}
+	m.registry.MustRegister(m.requests, m.denials, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+		scraped{o})
+	return m
+}
+
+// Denied counts a refusal of a write or change in the space with groupID ("" when the
+// refusal is not about a space).
+func (m *Metrics) Denied(groupID string) {
+	kind := "none"
+	if s, ok := graph.ParseGroupID(groupID); ok {
+		kind = string(s.Kind)
+	}
+	m.denials.WithLabelValues(kind).Inc()
+}
+
+func (m *Metrics) handler() echo.HandlerFunc {
+	return echo.WrapHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+}
+
+// observe is the middleware timing every request by its route pattern (never the raw
+// path, which would make a series per id).
+func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			status, _, _ = classify(err)
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		return err
+	}
+}
+
+var (
+	descProcessed  = prometheus.NewDesc("memgate_ingest_processed_total", "Episodes processed to done.", nil, nil)
+	descFailed     = prometheus.NewDesc("memgate_ingest_failed_total", "Episodes failed for good (after every attempt).", nil, nil)
+	descRetried    = prometheus.NewDesc("memgate_ingest_retried_total", "Attempts that failed and will be retried.", nil, nil)
+	descProcessing = prometheus.NewDesc("memgate_ingest_processing_seconds_total", "Time spent on successful attempts.", nil, nil)
+	descLLMCalls   = prometheus.NewDesc("memgate_llm_calls_total", "Calls to the LLM provider.", nil, nil)
+	descLLMErrors  = prometheus.NewDesc("memgate_llm_errors_total", "Failed LLM calls by kind.", []string{"kind"}, nil)
+	descTokens     = prometheus.NewDesc("memgate_llm_tokens_total", "LLM tokens by direction.", []string{"direction"}, nil)
+	descQueue      = prometheus.NewDesc("memgate_ingest_queue_depth", "Episodes not done, by status, in every space.", []string{"status"}, nil)
+	descQueries    = prometheus.NewDesc("memgate_neo4j_queries_total", "Neo4j queries run, by query file.", []string{"query"}, nil)
+	descQueryTime  = prometheus.NewDesc("memgate_neo4j_query_seconds_total", "Time in Neo4j queries, by query file (divide by memgate_neo4j_queries_total for the mean latency).", []string{"query"}, nil)
+)
+
+// scraped collects, at each scrape, the values kept elsewhere.
+type scraped struct{ o Observed }
+
+func (s scraped) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descProcessed, descFailed, descRetried, descProcessing, descLLMCalls,
+		descLLMErrors, descTokens, descQueue, descQueries, descQueryTime} {
+		ch <- d
+	}
+}
+
+func (s scraped) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	if p := s.o.Pipeline; p != nil {
+		counter(descProcessed, float64(p.Processed.Load()))
+		counter(descFailed, float64(p.Failed.Load()))
+		counter(descRetried, float64(p.Retried.Load()))
+		counter(descProcessing, time.Duration(p.ProcessingNano.Load()).Seconds())
+		counter(descLLMCalls, float64(p.LLMCalls.Load()))
+		counter(descTokens, float64(p.PromptTokens.Load()), "prompt")
+		counter(descTokens, float64(p.OutputTokens.Load()), "output")
+		p.LLMErrors.Range(func(k, v any) bool {
+			counter(descLLMErrors, float64(v.(*atomic.Int64).Load()), k.(string))
+			return true
+		})
+	}
+	if s.o.Queue != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if depth, err := s.o.Queue.QueueDepth(ctx, ""); err == nil {
+			for _, status := range []string{graph.StatusQueued, graph.StatusProcessing, graph.StatusFailed} {
+				ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(depth[status]), status)
+			}
+		}
+	}
+	if s.o.Queries != nil {
+		s.o.Queries(func(name string, calls int64, total time.Duration) {
+			counter(descQueries, float64(calls), name)
+			counter(descQueryTime, total.Seconds(), name)
+		})
+	}
+}
