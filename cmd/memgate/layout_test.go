@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"access/accesstest":          {},
 	"service":                    {"graph", "access"},
 	"handlers":                   {"graph", "access", "extract", "service"},
+	"client":                     {},
 }
 
 // thirdParty says which packages may import a module outside the standard library;

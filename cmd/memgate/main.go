@@ -30,6 +30,11 @@ Usage:
   memgate migrate [--config FILE]   apply the Neo4j schema and exit
   memgate config  [--config FILE]   print the effective configuration (secrets masked)
   memgate version                   print the version
+  memgate import [flags] FILE       send a .jsonl or .csv file of memories to a running memgate
+  memgate export [flags] --agent ID write an agent's memories as JSON Lines
+
+import and export talk to a running memgate: --url (default http://127.0.0.1:8080),
+--requester ID, and the host key in MEMGATE_CLIENT_KEY (none in dev mode).
 
 Configuration: memgate.yaml (or --config FILE) and MEMGATE_* environment variables.
 `
@@ -49,6 +54,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "import" || cmd == "export" {
+		return transfer(cmd, rest, stdout, stderr)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration file")

@@ -1,0 +1,174 @@
+// Package client is a small Go client for memgate's REST API, and the import and
+// export of JSON Lines and CSV files built on it. It uses the standard library only.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client calls one memgate for one requester through one host key.
+type Client struct {
+	BaseURL   string // e.g. http://127.0.0.1:8080
+	Key       string // the host key; "" in dev mode
+	Requester string // X-Requester-Id
+	HTTP      *http.Client
+}
+
+// New returns a client with a 30 s timeout per request.
+func New(baseURL, key, requester string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Key: key, Requester: requester,
+		HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Error is memgate's error answer.
+type Error struct {
+	Status    int    `json:"-"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("memgate: %d %s: %s (request %s)", e.Status, e.Code, e.Message, e.RequestID)
+}
+
+// Memory is a memory to add: the body of POST /v1/memories. Messages is a string or a
+// list of {role, content}.
+type Memory struct {
+	AgentID       string         `json:"agent_id"`
+	Messages      any            `json:"messages"`
+	Visibility    string         `json:"visibility,omitempty"`
+	Team          string         `json:"team,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+	ReferenceTime *time.Time     `json:"reference_time,omitempty"`
+}
+
+// Accepted is the answer to an add.
+type Accepted struct {
+	ID       string `json:"id"`
+	GroupID  string `json:"group_id"`
+	Status   string `json:"status"`
+	Confined bool   `json:"confined"`
+	Replayed bool   `json:"replayed"`
+}
+
+// BatchResult is one item's outcome in a batch: Accepted or Error.
+type BatchResult struct {
+	Index int `json:"index"`
+	*Accepted
+	Error *Error `json:"error"`
+}
+
+// Stored is a memory as memgate shows it.
+type Stored struct {
+	ID            string          `json:"id"`
+	AgentID       string          `json:"agent_id"`
+	GroupID       string          `json:"group_id"`
+	Space         string          `json:"space"`
+	Status        string          `json:"status"`
+	Content       string          `json:"content"`
+	Messages      json.RawMessage `json:"messages,omitempty"`
+	Metadata      map[string]any  `json:"metadata,omitempty"`
+	ReferenceTime time.Time       `json:"reference_time"`
+	CreatedAt     time.Time       `json:"created_at"`
+}
+
+// Page is one page of a list.
+type Page struct {
+	Items      []Stored `json:"items"`
+	NextCursor string   `json:"next_cursor"`
+	HasMore    bool     `json:"has_more"`
+}
+
+// Add stores one memory; idempotencyKey ("" for none) makes a retry safe.
+func (c *Client) Add(ctx context.Context, m Memory, idempotencyKey string) (*Accepted, error) {
+	var out Accepted
+	return &out, c.do(ctx, "POST", "/v1/memories", m, idempotencyKey, &out)
+}
+
+// AddBatch stores several memories, each on its own. With an idempotency key K, item
+// i is keyed K#i on the server.
+func (c *Client) AddBatch(ctx context.Context, items []Memory, idempotencyKey string) ([]BatchResult, error) {
+	var out struct {
+		Results []BatchResult `json:"results"`
+	}
+	err := c.do(ctx, "POST", "/v1/memories/batch", map[string]any{"items": items}, idempotencyKey, &out)
+	return out.Results, err
+}
+
+// Get reads one memory.
+func (c *Client) Get(ctx context.Context, id string) (*Stored, error) {
+	var out Stored
+	return &out, c.do(ctx, "GET", "/v1/memories/"+url.PathEscape(id), nil, "", &out)
+}
+
+// List reads one page of an agent's memories (space "" for all it may see).
+func (c *Client) List(ctx context.Context, agentID, space, cursor string, limit int) (*Page, error) {
+	q := url.Values{"agent_id": {agentID}, "limit": {fmt.Sprint(limit)}}
+	if space != "" {
+		q.Set("space", space)
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var out Page
+	return &out, c.do(ctx, "GET", "/v1/memories?"+q.Encode(), nil, "", &out)
+}
+
+// Search runs POST /v1/memories/search with the given body and decodes the answer
+// into out.
+func (c *Client) Search(ctx context.Context, body map[string]any, out any) error {
+	return c.do(ctx, "POST", "/v1/memories/search", body, "", out)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body any, idempotencyKey string, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Requester-Id", c.Requester)
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct{ Error Error }
+		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
+			e.Error = Error{Code: "unknown", Message: strings.TrimSpace(string(data))}
+		}
+		e.Error.Status = resp.StatusCode
+		return &e.Error
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}

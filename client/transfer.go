@@ -1,0 +1,282 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ImportOptions says how to import a file.
+type ImportOptions struct {
+	Path      string // .jsonl (one memory per line) or .csv (a header row, then one per row)
+	BatchSize int    // memories per request (at most memory.batch_max_items of the server)
+	Workers   int    // requests in flight
+	Rejects   io.Writer
+	// Progress, when set, hears how many lines are settled (accepted, duplicate or
+	// rejected) out of the total, after every batch.
+	Progress func(settled, total int)
+}
+
+// Summary is what an import did.
+type Summary struct {
+	Lines      int           // memories in the file
+	Accepted   int           // stored by this run
+	Duplicates int           // stored by an earlier run: the server replayed its answer
+	Rejected   int           // refused, each written to the rejects file with the reason
+	Elapsed    time.Duration // for the rate
+}
+
+// line is one memory of the file and where it came from.
+type line struct {
+	number int // 1-based line (JSON Lines) or record (CSV, the header is 1)
+	memory Memory
+	err    error // why the line cannot be sent
+}
+
+// Import sends a file's memories in batches, several at once. Each batch's
+// idempotency key is derived from the file's content and the batch's first line, so a
+// rerun of the same file (after an interruption, or to be sure) stores every line
+// once: what landed before is answered as a duplicate. It stops early when ctx ends;
+// the summary covers the batches that finished.
+func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
+	start := time.Now()
+	data, err := os.ReadFile(o.Path)
+	if err != nil {
+		return Summary{}, err
+	}
+	lines, err := parse(o.Path, data)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum := sha256.Sum256(data)
+	fileKey := "import-" + hex.EncodeToString(sum[:12])
+	s := Summary{Lines: len(lines)}
+	var mu sync.Mutex
+	settle := func(l line, res *BatchResult, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			s.Rejected++
+			reject(o.Rejects, l.number, err)
+		case res.Error != nil:
+			s.Rejected++
+			reject(o.Rejects, l.number, res.Error)
+		case res.Accepted != nil && res.Replayed:
+			s.Duplicates++
+		default:
+			s.Accepted++
+		}
+	}
+	progress := func() {
+		if o.Progress != nil {
+			mu.Lock()
+			done := s.Accepted + s.Duplicates + s.Rejected
+			mu.Unlock()
+			o.Progress(done, s.Lines)
+		}
+	}
+
+	batches := make(chan []line)
+	var wg sync.WaitGroup
+	var fatal error
+	var once sync.Once
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for w := 0; w < max(1, o.Workers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range batches {
+				var items []Memory
+				var sent []line
+				for _, l := range batch {
+					if l.err != nil {
+						settle(l, nil, l.err)
+						continue
+					}
+					items, sent = append(items, l.memory), append(sent, l)
+				}
+				if len(items) > 0 {
+					results, err := c.AddBatch(ctx, items, fmt.Sprintf("%s-%d", fileKey, batch[0].number))
+					var apiErr *Error
+					switch {
+					case errors.As(err, &apiErr) && apiErr.Status < 500 && apiErr.Status != 429:
+						for _, l := range sent {
+							settle(l, nil, err) // the whole batch was refused, e.g. a bad requester
+						}
+					case err != nil:
+						once.Do(func() { fatal = err; stop() }) // the service is unreachable: stop, rerun later
+						continue
+					default:
+						for _, r := range results {
+							if r.Index >= 0 && r.Index < len(sent) {
+								settle(sent[r.Index], &r, nil)
+							}
+						}
+					}
+				}
+				progress()
+			}
+		}()
+	}
+	size := max(1, o.BatchSize)
+send:
+	for lo := 0; lo < len(lines); lo += size {
+		select {
+		case batches <- lines[lo:min(lo+size, len(lines))]:
+		case <-ctx.Done():
+			break send
+		}
+	}
+	close(batches)
+	wg.Wait()
+	s.Elapsed = time.Since(start)
+	if fatal == nil {
+		fatal = ctx.Err()
+	}
+	return s, fatal
+}
+
+func reject(w io.Writer, number int, err error) {
+	if w == nil {
+		return
+	}
+	b, _ := json.Marshal(map[string]any{"line": number, "error": err.Error()})
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// importLine is one line of a JSON Lines file; content is a plain text memory,
+// messages a conversation (one of the two).
+type importLine struct {
+	AgentID       string         `json:"agent_id"`
+	Visibility    string         `json:"visibility"`
+	Team          string         `json:"team"`
+	Content       string         `json:"content"`
+	Messages      any            `json:"messages"`
+	Metadata      map[string]any `json:"metadata"`
+	ReferenceTime *time.Time     `json:"reference_time"`
+}
+
+func (l importLine) memory() (Memory, error) {
+	m := Memory{AgentID: l.AgentID, Visibility: l.Visibility, Team: l.Team, Metadata: l.Metadata,
+		ReferenceTime: l.ReferenceTime, Messages: l.Messages}
+	switch {
+	case l.Content != "" && l.Messages != nil:
+		return m, errors.New("a line has content or messages, not both")
+	case l.Content != "":
+		m.Messages = l.Content
+	case l.Messages == nil:
+		return m, errors.New("a line needs content or messages")
+	}
+	return m, nil
+}
+
+// parse reads the memories of a .jsonl or .csv file. A line that cannot be read is
+// kept with its error, to be reported, not sent.
+func parse(path string, data []byte) ([]line, error) {
+	switch {
+	case strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson"):
+		var out []line
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for n := 1; sc.Scan(); n++ {
+			text := strings.TrimSpace(sc.Text())
+			if text == "" {
+				continue
+			}
+			var il importLine
+			dec := json.NewDecoder(strings.NewReader(text))
+			dec.DisallowUnknownFields()
+			l := line{number: n}
+			if err := dec.Decode(&il); err != nil {
+				l.err = fmt.Errorf("not a memory: %v", err)
+			} else {
+				l.memory, l.err = il.memory()
+			}
+			out = append(out, l)
+		}
+		return out, sc.Err()
+	case strings.HasSuffix(path, ".csv"):
+		r := csv.NewReader(strings.NewReader(string(data)))
+		r.FieldsPerRecord = -1
+		records, err := r.ReadAll()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(records) == 0 {
+			return nil, nil
+		}
+		col := map[string]int{}
+		for i, h := range records[0] {
+			col[strings.TrimSpace(h)] = i
+		}
+		if _, ok := col["agent_id"]; !ok {
+			return nil, fmt.Errorf("%s: the header row needs agent_id and content (visibility, team, reference_time, metadata optional)", path)
+		}
+		if _, ok := col["content"]; !ok {
+			return nil, fmt.Errorf("%s: the header row needs agent_id and content (visibility, team, reference_time, metadata optional)", path)
+		}
+		var out []line
+		for i, rec := range records[1:] {
+			get := func(name string) string {
+				if j, ok := col[name]; ok && j < len(rec) {
+					return rec[j]
+				}
+				return ""
+			}
+			l := line{number: i + 2}
+			il := importLine{AgentID: get("agent_id"), Visibility: get("visibility"), Team: get("team"), Content: get("content")}
+			if t := get("reference_time"); t != "" {
+				rt, err := time.Parse(time.RFC3339, t)
+				if err != nil {
+					l.err = fmt.Errorf("reference_time is not RFC 3339: %q", t)
+				}
+				il.ReferenceTime = &rt
+			}
+			if md := get("metadata"); md != "" && l.err == nil {
+				if err := json.Unmarshal([]byte(md), &il.Metadata); err != nil {
+					l.err = fmt.Errorf("metadata is not a JSON object")
+				}
+			}
+			if l.err == nil {
+				l.memory, l.err = il.memory()
+			}
+			out = append(out, l)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: import reads .jsonl (or .ndjson) and .csv files", path)
+}
+
+// Export writes an agent's memories that the client's requester may see to w, one
+// JSON object per line, newest first, and returns how many.
+func Export(ctx context.Context, c *Client, agentID string, w io.Writer) (int, error) {
+	n, cursor := 0, ""
+	enc := json.NewEncoder(w)
+	for {
+		page, err := c.List(ctx, agentID, "", cursor, 100)
+		if err != nil {
+			return n, err
+		}
+		for _, m := range page.Items {
+			if err := enc.Encode(m); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if cursor = page.NextCursor; !page.HasMore || cursor == "" {
+			return n, nil
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/client"
+)
+
+// TestImport_Resumes imports a 10,000-line file through the CLI against a running
+// memgate, kills the import halfway, and runs it again: every line lands exactly once,
+// and the lines that cannot be read are reported, not sent.
+func TestImport_Resumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"})
+	defer stopBinary(srv)
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	requester, agent := "importer-"+suffix, "imported-"+suffix
+	c := client.New(base, "", requester)
+	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
+	req.Header.Set("X-Requester-Id", requester)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("creating the agent: %v %v", resp, err)
+	}
+
+	const lines = 10_000
+	path := filepath.Join(t.TempDir(), "memories.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < lines; i++ {
+		b, _ := json.Marshal(map[string]any{"agent_id": agent, "content": fmt.Sprintf("Imported memory number %d.", i),
+			"metadata": map[string]any{"line": i}})
+		fmt.Fprintf(f, "%s\n", b)
+		if i == 4321 {
+			fmt.Fprintln(f, `{"agent_id": "`+agent+`", "contents": "a typo in a field name"}`)
+			fmt.Fprintln(f, `{"agent_id": "`+agent+`"}`)
+		}
+	}
+	f.Close()
+	args := []string{"import", "--url", base, "--requester", requester, "--batch", "10", "--workers", "4", path}
+
+	// The first run is killed once half the file is in.
+	first := command(t, nil, args...)
+	stderr, _ := first.StderrPipe()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		var done, total int
+		if n, _ := fmt.Sscanf(sc.Text(), "imported %d of %d", &done, &total); n == 2 && done >= lines/2 {
+			break
+		}
+	}
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	landed := count(t, c, agent)
+	if landed < lines/4 || landed >= lines {
+		t.Fatalf("after the kill %d memories landed; the test wants the import cut halfway", landed)
+	}
+
+	start := time.Now()
+	out, err := command(t, nil, args...).Output()
+	if err != nil {
+		t.Fatalf("the rerun: %v: %s", err, out)
+	}
+	t.Logf("rerun in %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
+	var sum struct{ lines, accepted, duplicates, rejected int }
+	if _, err := fmt.Sscanf(string(out), "lines %d, accepted %d, duplicates %d, rejected %d",
+		&sum.lines, &sum.accepted, &sum.duplicates, &sum.rejected); err != nil {
+		t.Fatalf("summary %q: %v", out, err)
+	}
+	if sum.lines != lines+2 || sum.rejected != 2 || sum.accepted+sum.duplicates != lines || sum.accepted != lines-landed {
+		t.Errorf("summary %+v; %d had landed before the rerun", sum, landed)
+	}
+	rejects, _ := os.ReadFile(path + ".rejects.jsonl")
+	if n := strings.Count(string(rejects), "\n"); n != 2 || !strings.Contains(string(rejects), `"line":4323`) {
+		t.Errorf("rejects file:\n%s", rejects)
+	}
+
+	// Every line exactly once.
+	seen := map[string]int{}
+	exported := filepath.Join(t.TempDir(), "export.jsonl")
+	if out, err := command(t, nil, "export", "--url", base, "--requester", requester, "--agent", agent, "--out", exported).CombinedOutput(); err != nil {
+		t.Fatalf("export: %v: %s", err, out)
+	}
+	data, _ := os.ReadFile(exported)
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m client.Stored
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		seen[m.Content]++
+	}
+	for i := 0; i < lines; i++ {
+		if n := seen[fmt.Sprintf("Imported memory number %d.", i)]; n != 1 {
+			t.Fatalf("line %d landed %d times", i, n)
+		}
+	}
+	if len(seen) != lines {
+		t.Errorf("%d distinct memories, want %d", len(seen), lines)
+	}
+}
+
+// count counts an agent's memories through the API.
+func count(t *testing.T, c *client.Client, agent string) int {
+	n, cursor := 0, ""
+	for {
+		page, err := c.List(context.Background(), agent, "", cursor, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page.Items)
+		if cursor = page.NextCursor; !page.HasMore {
+			return n
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/memgate/memgate/client"
+)
+
+// transfer runs import or export against a running memgate.
+func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("url", "http://127.0.0.1:8080", "memgate's address")
+	requester := fs.String("requester", "", "the requester the memories belong to (X-Requester-Id)")
+	batch := fs.Int("batch", 10, "memories per request (at most the server's memory.batch_max_items)")
+	workers := fs.Int("workers", 4, "requests in flight")
+	agent := fs.String("agent", "", "export: the agent whose memories to write")
+	out := fs.String("out", "", "export: the file to write (default standard output)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *requester == "" {
+		fmt.Fprintf(stderr, "memgate %s: --requester is required\n", cmd)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	c := client.New(*base, os.Getenv("MEMGATE_CLIENT_KEY"), *requester)
+
+	if cmd == "export" {
+		if *agent == "" || fs.NArg() > 0 {
+			fmt.Fprintln(stderr, "usage: memgate export --requester ID --agent ID [--out FILE]")
+			return 2
+		}
+		w := stdout
+		if *out != "" {
+			f, err := os.Create(*out)
+			if err != nil {
+				fmt.Fprintf(stderr, "memgate export: %v\n", err)
+				return 1
+			}
+			defer f.Close()
+			w = f
+		}
+		n, err := client.Export(ctx, c, *agent, w)
+		fmt.Fprintf(stderr, "exported %d memories\n", n)
+		if err != nil {
+			fmt.Fprintf(stderr, "memgate export: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: memgate import --requester ID [--url URL] [--batch N] [--workers N] FILE")
+		return 2
+	}
+	path := fs.Arg(0)
+	rejects, err := os.Create(path + ".rejects.jsonl")
+	if err != nil {
+		fmt.Fprintf(stderr, "memgate import: %v\n", err)
+		return 1
+	}
+	defer rejects.Close()
+	opts := client.ImportOptions{Path: path, BatchSize: *batch, Workers: *workers, Rejects: rejects}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		var bar *progressbar.ProgressBar
+		opts.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionShowCount(),
+					progressbar.OptionShowIts(), progressbar.OptionSetItsString("memories"), progressbar.OptionSetPredictTime(true))
+			}
+			_ = bar.Set(done)
+		}
+	} else {
+		var last time.Time
+		opts.Progress = func(done, total int) {
+			if time.Since(last) >= 2*time.Second || done == total {
+				last = time.Now()
+				fmt.Fprintf(stderr, "imported %d of %d\n", done, total)
+			}
+		}
+	}
+	sum, err := client.Import(ctx, c, opts)
+	rate := 0.0
+	if secs := sum.Elapsed.Seconds(); secs > 0 {
+		rate = float64(sum.Accepted+sum.Duplicates) / secs
+	}
+	fmt.Fprintf(stdout, "lines %d, accepted %d, duplicates %d, rejected %d (reasons in %s), %.1f memories/s\n",
+		sum.Lines, sum.Accepted, sum.Duplicates, sum.Rejected, rejects.Name(), rate)
+	if err != nil {
+		fmt.Fprintf(stderr, "memgate import: stopped: %v; run it again to send the rest (what landed is skipped)\n", err)
+		return 1
+	}
+	return 0
+}
