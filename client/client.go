@@ -123,6 +123,23 @@ func (c *Client) List(ctx context.Context, agentID, space, cursor string, limit 
 	return &out, c.do(ctx, "GET", "/v1/memories?"+q.Encode(), nil, "", &out)
 }
 
+// FactPage is one page of facts, each as memgate shows it.
+type FactPage struct {
+	Items      []json.RawMessage `json:"items"`
+	NextCursor string            `json:"next_cursor"`
+	HasMore    bool              `json:"has_more"`
+}
+
+// Facts reads one page of an agent's facts, whatever their time.
+func (c *Client) Facts(ctx context.Context, agentID, cursor string, limit int) (*FactPage, error) {
+	q := url.Values{"agent_id": {agentID}, "limit": {fmt.Sprint(limit)}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var out FactPage
+	return &out, c.do(ctx, "GET", "/v1/facts?"+q.Encode(), nil, "", &out)
+}
+
 // Search runs POST /v1/memories/search with the given body and decodes the answer
 // into out.
 func (c *Client) Search(ctx context.Context, body map[string]any, out any) error {

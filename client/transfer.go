@@ -259,24 +259,39 @@ func parse(path string, data []byte) ([]line, error) {
 	return nil, fmt.Errorf("%s: import reads .jsonl (or .ndjson) and .csv files", path)
 }
 
-// Export writes an agent's memories that the client's requester may see to w, one
-// JSON object per line, newest first, and returns how many.
-func Export(ctx context.Context, c *Client, agentID string, w io.Writer) (int, error) {
-	n, cursor := 0, ""
+// Export writes an agent's memories and facts that the client's requester may see to
+// w, one JSON object per line, newest first: {"memory": ...} lines, then {"fact": ...}
+// lines (every fact, current or not). It returns how many of each.
+func Export(ctx context.Context, c *Client, agentID string, w io.Writer) (memories, facts int, err error) {
 	enc := json.NewEncoder(w)
-	for {
+	for cursor := ""; ; {
 		page, err := c.List(ctx, agentID, "", cursor, 100)
 		if err != nil {
-			return n, err
+			return memories, facts, err
 		}
 		for _, m := range page.Items {
-			if err := enc.Encode(m); err != nil {
-				return n, err
+			if err := enc.Encode(map[string]any{"memory": m}); err != nil {
+				return memories, facts, err
 			}
-			n++
+			memories++
 		}
 		if cursor = page.NextCursor; !page.HasMore || cursor == "" {
-			return n, nil
+			break
+		}
+	}
+	for cursor := ""; ; {
+		page, err := c.Facts(ctx, agentID, cursor, 100)
+		if err != nil {
+			return memories, facts, err
+		}
+		for _, f := range page.Items {
+			if err := enc.Encode(map[string]any{"fact": f}); err != nil {
+				return memories, facts, err
+			}
+			facts++
+		}
+		if cursor = page.NextCursor; !page.HasMore || cursor == "" {
+			return memories, facts, nil
 		}
 	}
 }

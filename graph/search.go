@@ -40,6 +40,13 @@ type Walk struct {
 	Facts    []FactHit
 }
 
+// FactPage is one page of facts, newest first.
+type FactPage struct {
+	Facts      []FactHit
+	NextCursor string
+	HasMore    bool
+}
+
 // Searcher runs search's retrieval methods, each within the visible set vis. Each
 // returns at most limit hits, best first.
 type Searcher interface {
@@ -50,6 +57,8 @@ type Searcher interface {
 	// Walk walks at most depth facts from center and returns the limit nearest
 	// entities and facts; ENOTFOUND when center is not an entity of the visible set.
 	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)
+	// Facts lists the facts of vis, newest first, whatever their time.
+	Facts(ctx context.Context, vis Visible, page PageRequest) (FactPage, error)
 	// Fact and Entity read one by id; ENOTFOUND when it is not in vis.
 	Fact(ctx context.Context, id string, vis Visible) (*FactHit, error)
 	Entity(ctx context.Context, id string, vis Visible) (*EntityNode, error)

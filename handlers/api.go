@@ -45,6 +45,7 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/memories/:id", a.deleteMemory, a.requester)
 	g.POST("/memories/:id/promote", a.promoteMemory, a.requester)
 	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
+	g.GET("/facts", a.listFacts, a.requester)
 	g.GET("/facts/:id", a.getFact, a.requester)
 	g.GET("/entities/:id", a.getEntity, a.requester)
 

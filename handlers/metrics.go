@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,22 +41,27 @@ func NewMetrics(o Observed) *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route", "method", "status"}),
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused.",
-		}, []string{"space"}),
+			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused and the reason.",
+		}, []string{"space", "reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.denials, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		scraped{o})
 	return m
 }
 
-// Denied counts a refusal of a write or change in the space with groupID ("" when the
-// refusal is not about a space).
-func (m *Metrics) Denied(groupID string) {
+// Denied counts a refusal in the space with groupID ("" when the refusal is not about
+// a space) for reason. The Authorizer's reasons are a fixed set of sentences, some
+// naming the team refused; the team's name is left out of the label, so the number of
+// series stays bounded.
+func (m *Metrics) Denied(groupID, reason string) {
 	kind := "none"
 	if s, ok := graph.ParseGroupID(groupID); ok {
 		kind = string(s.Kind)
+		if s.Kind == graph.SpaceTeam {
+			reason = strings.TrimSuffix(reason, " "+s.Team)
+		}
 	}
-	m.denials.WithLabelValues(kind).Inc()
+	m.denials.WithLabelValues(kind, reason).Inc()
 }
 
 func (m *Metrics) handler() echo.HandlerFunc {

@@ -31,7 +31,7 @@ func TestMetrics(t *testing.T) {
 		`memgate_http_request_duration_seconds_count{method="GET",route="/v1/memories/:id",status="200"} 1`,
 		`memgate_http_request_duration_seconds_count{method="GET",route="/v1/memories/:id",status="404"} 1`,
 		`memgate_http_request_duration_seconds_count{method="POST",route="/v1/memories",status="403"} 1`,
-		`memgate_denials_total{space="private"} 1`,
+		`memgate_denials_total{reason="only the agent's owner may write its memories",space="private"} 1`,
 		`memgate_ingest_queue_depth{status="queued"}`,
 		`go_goroutines`,
 	} {

@@ -125,6 +125,29 @@ func searchResponseOf(res *service.SearchResult) searchResponse {
 	return out
 }
 
+type factPage struct {
+	Items      []factView `json:"items"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+	HasMore    bool       `json:"has_more"`
+}
+
+func (a *api) listFacts(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	page, err := a.svc.ListFacts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"),
+		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := factPage{Items: []factView{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
+	for i := range page.Facts {
+		out.Items = append(out.Items, factViewOf(&page.Facts[i]))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 func (a *api) getFact(c echo.Context) error {
 	h, err := a.svc.GetFact(c.Request().Context(), callOf(c), c.Param("id"))
 	if err != nil {

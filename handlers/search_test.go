@@ -175,6 +175,18 @@ func TestSearch_FromCenter(t *testing.T) {
 			t.Errorf("GET fact %s = %+v, search showed %+v", f.ID, got, f)
 		}
 	}
+	// The list of facts has every fact, current or ended, and only for who may see them.
+	var page struct {
+		Items []factHit `json:"items"`
+	}
+	owner.must(http.StatusOK, "GET", "/v1/facts?agent_id="+agent, nil, &page)
+	if got := (searchResult{Facts: page.Items}).targets(); got != "Alice WORKS_AT Acme, Alice WORKS_AT Globex" {
+		t.Errorf("GET /v1/facts: %q", got)
+	}
+	other.must(http.StatusOK, "GET", "/v1/facts?agent_id="+agent, nil, &page)
+	if len(page.Items) != 0 {
+		t.Errorf("another requester lists the agent's private facts: %+v", page.Items)
+	}
 	if status, _ := other.do("GET", "/v1/entities/"+globex.ID, nil); status != http.StatusNotFound {
 		t.Errorf("another requester reads entity Globex: %d, want 404", status)
 	}

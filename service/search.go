@@ -186,6 +186,23 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 	return &f, nil
 }
 
+// ListFacts lists the facts of an agent's spaces the caller can see, newest first,
+// whatever their time (export reads a whole memory with it).
+func (s *Service) ListFacts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (graph.FactPage, error) {
+	limit, err := s.pageSize(page.Limit)
+	if err != nil {
+		return graph.FactPage{}, err
+	}
+	page.Limit = limit
+	if err := graph.CheckID("agent_id", agentID); err != nil {
+		return graph.FactPage{}, err
+	}
+	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
+		return graph.FactPage{}, err
+	}
+	return s.Find.Facts(ctx, s.Auth.VisibleForAgent(c.P, agentID, nil), page)
+}
+
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
 func (s *Service) GetFact(ctx context.Context, c Call, id string) (*graph.FactHit, error) {
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {

@@ -34,9 +34,9 @@ type Service struct {
 	Queue graph.Queue
 	// Embedder embeds search queries; nil leaves vector search out.
 	Embedder Embedder
-	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused,
-	// or "" when the refusal is not about a space.
-	OnDeny func(groupID string)
+	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused
+	// ("" when the refusal is not about a space) and the reason.
+	OnDeny func(groupID, reason string)
 	Audit  graph.AuditLog
 	Limits Limits
 	Log    *slog.Logger
@@ -78,7 +78,7 @@ func (s *Service) event(c Call, kind, subject, space, reason string) *graph.Audi
 // refusal goes unrecorded.
 func (s *Service) deny(ctx context.Context, c Call, subject, space, reason string) error {
 	if s.OnDeny != nil {
-		s.OnDeny(space)
+		s.OnDeny(space, reason)
 	}
 	if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditNamespaceDenied, subject, space, reason)); err != nil {
 		return graph.Wrap(graph.EUNAVAILABLE, err, "the request was refused but the refusal could not be recorded; retry later")

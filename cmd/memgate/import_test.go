@@ -99,11 +99,11 @@ func TestImport_Resumes(t *testing.T) {
 	}
 	data, _ := os.ReadFile(exported)
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var m client.Stored
+		var m struct{ Memory client.Stored }
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatal(err)
 		}
-		seen[m.Content]++
+		seen[m.Memory.Content]++
 	}
 	for i := 0; i < lines; i++ {
 		if n := seen[fmt.Sprintf("Imported memory number %d.", i)]; n != 1 {

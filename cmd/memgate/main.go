@@ -31,7 +31,7 @@ Usage:
   memgate config  [--config FILE]   print the effective configuration (secrets masked)
   memgate version                   print the version
   memgate import [flags] FILE       send a .jsonl or .csv file of memories to a running memgate
-  memgate export [flags] --agent ID write an agent's memories as JSON Lines
+  memgate export [flags] --agent ID write an agent's memories and facts as JSON Lines
 
 import and export talk to a running memgate: --url (default http://127.0.0.1:8080),
 --requester ID, and the host key in MEMGATE_CLIENT_KEY (none in dev mode).

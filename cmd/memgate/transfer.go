@@ -52,8 +52,8 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 			defer f.Close()
 			w = f
 		}
-		n, err := client.Export(ctx, c, *agent, w)
-		fmt.Fprintf(stderr, "exported %d memories\n", n)
+		memories, facts, err := client.Export(ctx, c, *agent, w)
+		fmt.Fprintf(stderr, "exported %d memories and %d facts\n", memories, facts)
 		if err != nil {
 			fmt.Fprintf(stderr, "memgate export: %v\n", err)
 			return 1

@@ -72,7 +72,7 @@ var queryNames = []string{
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
 	"entities_save", "mentions_save", "facts_save",
 	"fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
-	"fact_get", "entity_get", "census",
+	"fact_get", "entity_get", "census", "fact_list",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a

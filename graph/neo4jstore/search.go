@@ -153,6 +153,30 @@ func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visi
 	return w, nil
 }
 
+func (db *DB) Facts(ctx context.Context, vis graph.Visible, page graph.PageRequest) (graph.FactPage, error) {
+	if err := enumerated(vis); err != nil {
+		return graph.FactPage{}, err
+	}
+	params := visParams(vis, map[string]any{"limit": int64(page.Limit + 1), "embeddings": false})
+	if err := cursorParams(page.Cursor, params); err != nil {
+		return graph.FactPage{}, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_list", params)
+	if err != nil {
+		return graph.FactPage{}, err
+	}
+	var out graph.FactPage
+	for i, r := range records {
+		if i == page.Limit {
+			last := out.Facts[len(out.Facts)-1].Fact
+			out.HasMore, out.NextCursor = true, encodeCursor(last.CreatedAt, last.UUID)
+			break
+		}
+		out.Facts = append(out.Facts, factHit(r.Values[:3], 0))
+	}
+	return out, nil
+}
+
 func (db *DB) Fact(ctx context.Context, id string, vis graph.Visible) (*graph.FactHit, error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_get", visParams(vis, map[string]any{"uuid": id, "embeddings": false}))
 	if err != nil {
