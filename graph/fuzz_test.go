@@ -1,0 +1,42 @@
+package graph_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/memgate/memgate/graph"
+)
+
+var (
+	documentedID      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	graphitiGroupID   = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	documentedGroupID = regexp.MustCompile(`^(global|system|team-[a-z0-9][a-z0-9_-]{0,62}|agent-[a-z0-9][a-z0-9_-]{0,62}-(private|public))$`)
+)
+
+// FuzzParseGroupID checks the group_id parser against the documented expressions: a
+// group_id it accepts matches them and Graphiti's, and names the one space that gives
+// it back; ValidID agrees with the documented id expression.
+func FuzzParseGroupID(f *testing.F) {
+	for _, s := range []string{"global", "system", "team-x", "agent-a-private", "agent-a-b-public", "agent--private",
+		"team-", "agent-A-private", "agent-a-private-public", "x", "", "team-x\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if graph.ValidID(s) != documentedID.MatchString(s) {
+			t.Fatalf("ValidID(%q) = %v, the documented expression says %v", s, graph.ValidID(s), documentedID.MatchString(s))
+		}
+		space, ok := graph.ParseGroupID(s)
+		if !ok {
+			if documentedGroupID.MatchString(s) && space.Kind != graph.SpaceSystem {
+				t.Fatalf("ParseGroupID refused %q, which the documented expression accepts", s)
+			}
+			return
+		}
+		if space.GroupID() != s {
+			t.Fatalf("ParseGroupID(%q) = %+v, whose group_id is %q", s, space, space.GroupID())
+		}
+		if !documentedGroupID.MatchString(s) || !graphitiGroupID.MatchString(s) {
+			t.Fatalf("ParseGroupID accepted %q, outside the documented expressions", s)
+		}
+	})
+}
