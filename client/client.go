@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -167,9 +168,25 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return err
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		if body != nil {
+			req.Body, _ = req.GetBody()
+		}
+		if resp, err = c.HTTP.Do(req); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || attempt == 5 {
+			break
+		}
+		// Over the host key's rate: wait as long as memgate says, then send again.
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		resp.Body.Close()
+		select {
+		case <-time.After(time.Duration(max(wait, 1)) * time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

@@ -41,6 +41,8 @@ type Server struct {
 	HandlerTimeout    time.Duration `yaml:"handler_timeout"`
 	ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
 	BodyLimit         string        `yaml:"body_limit"`
+	RateLimit         float64       `yaml:"rate_limit"` // requests per second per host key; 0: no limit
+	RateBurst         int           `yaml:"rate_burst"` // requests a host key may send at once above the rate
 }
 
 type Log struct {
@@ -138,6 +140,8 @@ var defaults = map[string]any{
 	"server.handler_timeout":     "30s",
 	"server.shutdown_timeout":    "20s",
 	"server.body_limit":          "2M",
+	"server.rate_limit":          100,
+	"server.rate_burst":          200,
 	"log.level":                  "info",
 	"log.format":                 "json",
 	"neo4j.uri":                  "bolt://127.0.0.1:7687",
@@ -290,6 +294,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseBytes(c.Server.BodyLimit); err != nil {
 		add("server.body_limit", "%v", err)
+	}
+	if c.Server.RateLimit < 0 {
+		add("server.rate_limit", "must be 0 (no limit) or a positive number of requests per second, got %v", c.Server.RateLimit)
+	}
+	if c.Server.RateLimit > 0 && c.Server.RateBurst < 1 {
+		add("server.rate_burst", "must be at least 1 when server.rate_limit is set, got %d", c.Server.RateBurst)
 	}
 
 	switch c.Log.Level {

@@ -164,6 +164,8 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"PrivateDisallowed", "memory:\n  allow_private: false\n", nil, "memory.default_visibility"},
 		{"Timeout", "server:\n  handler_timeout: 0s\n", nil, "server.handler_timeout"},
 		{"BodyLimit", "server:\n  body_limit: lots\n", nil, "server.body_limit"},
+		{"RateLimit", "server:\n  rate_limit: -1\n", nil, "server.rate_limit"},
+		{"RateBurst", "server:\n  rate_burst: 0\n", nil, "server.rate_burst"},
 		{"PageSize", "memory:\n  page_size_default: 500\n", nil, "memory.page_size_default"},
 		{"Dimensions", "", map[string]string{"MEMGATE_EMBEDDER_DIMENSIONS": "99999"}, "embedder.dimensions"},
 		{"KeyHash", "auth:\n  keys:\n    - name: k\n      sha256: nothex\n", nil, "auth.keys[0].sha256"},

@@ -19,6 +19,7 @@ const (
 	EUNAUTHENTICATED = "unauthenticated" // no or unknown host key
 	EFORBIDDEN       = "forbidden"       // visible, but the requester may not change it
 	ETOOLARGE        = "too_large"       // body or field over its limit
+	ERATELIMITED     = "rate_limited"    // the host key sent more requests than its rate; retry after a while
 	EUNAVAILABLE     = "unavailable"     // a dependency (Neo4j, the LLM) cannot be reached; retry later
 	EINTERNAL        = "internal"        // a bug or an unexpected failure; details are logged, not returned
 )

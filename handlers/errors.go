@@ -21,6 +21,7 @@ var statusOf = map[string]int{
 	graph.EUNAUTHENTICATED: http.StatusUnauthorized,
 	graph.EFORBIDDEN:       http.StatusForbidden,
 	graph.ETOOLARGE:        http.StatusRequestEntityTooLarge,
+	graph.ERATELIMITED:     http.StatusTooManyRequests,
 	graph.EUNAVAILABLE:     http.StatusServiceUnavailable,
 	graph.EINTERNAL:        http.StatusInternalServerError,
 }

@@ -7,15 +7,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
 
 	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/service"
 )
 
@@ -35,6 +39,8 @@ type Deps struct {
 	HandlerTimeout time.Duration // every request's context deadline
 	Version        string
 	Metrics        *Metrics // nil: no /metrics
+	RateLimit      float64  // requests per second per host key; 0: no limit
+	RateBurst      int
 }
 
 // New returns the HTTP handler with every route and middleware.
@@ -86,14 +92,15 @@ func New(d Deps) *echo.Echo {
 	e.GET("/readyz", readyz(d.Ready, d.Log))
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
 
-	v1 := e.Group("/v1", authenticate(d.Keys))
+	limit := rateLimit(d.RateLimit, d.RateBurst)
+	v1 := e.Group("/v1", authenticate(d.Keys), limit)
 	v1.GET("/whoami", whoami(d.Keys))
 	a := &api{svc: d.Service}
 	a.routes(v1)
 	// MCP: the same host key and requester checks as /v1 before the MCP server sees
 	// a request.
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp",
-		echo.WrapHandler(newMCP(d.Service, d.Keys, d.Version)), authenticate(d.Keys), a.requester)
+		echo.WrapHandler(newMCP(d.Service, d.Keys, d.Version)), authenticate(d.Keys), limit, a.requester)
 	return e
 }
 
@@ -171,4 +178,23 @@ func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 func requestID(c echo.Context) string {
 	id, _ := c.Get(requestIDKey).(string)
 	return id
+}
+
+// rateLimit lets each host key send perSecond requests a second on average and burst
+// at once; above that it answers 429 rate_limited with Retry-After. A key's bucket is
+// forgotten after ten idle minutes. perSecond 0 lets everything through.
+func rateLimit(perSecond float64, burst int) echo.MiddlewareFunc {
+	if perSecond <= 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	retryAfter := strconv.Itoa(int(math.Ceil(1 / perSecond)))
+	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+			Rate: rate.Limit(perSecond), Burst: burst, ExpiresIn: 10 * time.Minute}),
+		IdentifierExtractor: func(c echo.Context) (string, error) { return hostOf(c).Name, nil },
+		DenyHandler: func(c echo.Context, _ string, _ error) error {
+			c.Response().Header().Set("Retry-After", retryAfter)
+			return graph.Errorf(graph.ERATELIMITED, "this host key sent more than %g requests a second; retry after %s s", perSecond, retryAfter)
+		},
+	})
 }

@@ -31,7 +31,7 @@ var thirdParty = map[string][]string{
 	"config":                     {"github.com/spf13/viper", "github.com/go-viper/mapstructure", "gopkg.in/yaml.v3"},
 	"graph/neo4jstore":           {"github.com/neo4j/neo4j-go-driver"},
 	"graph/neo4jstore/neo4jtest": {"github.com/testcontainers/testcontainers-go"},
-	"handlers":                   {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/prometheus/client_golang"},
+	"handlers":                   {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/prometheus/client_golang", "golang.org/x/time"},
 	"service":                    {"github.com/google/uuid"},
 	"extract":                    {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
