@@ -33,7 +33,9 @@ Usage:
   memgate import [flags] FILE       send a .jsonl or .csv file of memories to a running memgate
   memgate export [flags] --agent ID write an agent's memories and facts as JSON Lines
 
-import and export talk to a running memgate: --url (default http://127.0.0.1:8080),
+  memgate loadtest [flags]          write and search from many requesters at once, then read everything back
+
+import, export and loadtest talk to a running memgate: --url (default http://127.0.0.1:8080),
 --requester ID, and the host key in MEMGATE_CLIENT_KEY (none in dev mode).
 
 Configuration: memgate.yaml (or --config FILE) and MEMGATE_* environment variables.
@@ -54,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd == "import" || cmd == "export" {
+	if cmd == "import" || cmd == "export" || cmd == "loadtest" {
 		return transfer(cmd, rest, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)

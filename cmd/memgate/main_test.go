@@ -35,7 +35,11 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "memgate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race") // the process under test is checked for data races too
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -57,6 +61,9 @@ func command(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if raceEnabled {
+		cmd.Env = append(cmd.Env, "GORACE=halt_on_error=1") // a data race in memgate stops it, and the test fails
 	}
 	return cmd
 }

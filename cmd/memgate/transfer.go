@@ -25,9 +25,35 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	batch := fs.Int("batch", 10, "memories per request (at most the server's memory.batch_max_items)")
 	workers := fs.Int("workers", 4, "requests in flight")
 	agent := fs.String("agent", "", "export: the agent whose memories to write")
+	episodes := fs.Int("episodes", 10000, "loadtest: memories to write in all")
+	loadRate := fs.Float64("rate", 0, "loadtest: requests a second in all (0: as fast as the writers can)")
+	searchEvery := fs.Int("search-every", 10, "loadtest: a search after every n writes of a writer (0: none)")
+	resendEvery := fs.Int("resend-every", 10, "loadtest: send every n-th write twice with the same Idempotency-Key (0: never)")
 	out := fs.String("out", "", "export: the file to write (default standard output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if cmd == "loadtest" {
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer cancel()
+		res, err := client.Load(ctx, *base, os.Getenv("MEMGATE_CLIENT_KEY"), client.LoadOptions{Writers: *workers,
+			Episodes: *episodes, Rate: *loadRate, SearchEvery: *searchEvery, ResendEvery: *resendEvery,
+			Prefix: fmt.Sprintf("load-%d", time.Now().Unix())})
+		if res != nil {
+			fmt.Fprintf(stdout, "writes %d (p50 %v, p99 %v), searches %d (p50 %v, p99 %v), errors %v, in %v\n"+
+				"acknowledged %d, lost %d, duplicates %d, stored unacknowledged %d\n",
+				res.Writes, res.WriteP50.Round(time.Microsecond), res.WriteP99.Round(time.Microsecond), res.Searches,
+				res.SearchP50.Round(time.Microsecond), res.SearchP99.Round(time.Microsecond), res.Errors, res.Elapsed.Round(time.Millisecond),
+				res.Acknowledged, res.Lost, res.Duplicates, res.Unacknowledged)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memgate loadtest: %v\n", err)
+			return 1
+		}
+		if res.Lost > 0 || res.Duplicates > 0 {
+			return 1
+		}
+		return 0
 	}
 	if *requester == "" {
 		fmt.Fprintf(stderr, "memgate %s: --requester is required\n", cmd)
