@@ -23,7 +23,7 @@ type ImportOptions struct {
 	Workers   int    // requests in flight
 	Rejects   io.Writer
 	// Progress, when set, hears how many lines are settled (accepted, duplicate or
-	// rejected) out of the total, after every batch.
+	// rejected) out of the total, after every batch; never from two goroutines at once.
 	Progress func(settled, total int)
 }
 
@@ -78,12 +78,11 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
 			s.Accepted++
 		}
 	}
-	progress := func() {
+	progress := func() { // under the lock: the callback never runs twice at once
 		if o.Progress != nil {
 			mu.Lock()
-			done := s.Accepted + s.Duplicates + s.Rejected
-			mu.Unlock()
-			o.Progress(done, s.Lines)
+			defer mu.Unlock()
+			o.Progress(s.Accepted+s.Duplicates+s.Rejected, s.Lines)
 		}
 	}
 

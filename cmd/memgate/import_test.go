@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,7 +76,11 @@ func TestImport_Resumes(t *testing.T) {
 	start := time.Now()
 	out, err := command(t, nil, args...).Output()
 	if err != nil {
-		t.Fatalf("the rerun: %v: %s", err, out)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("the rerun: %v: %s\n%s", err, out, stderr)
 	}
 	t.Logf("rerun in %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
 	var sum struct{ lines, accepted, duplicates, rejected int }
