@@ -21,6 +21,7 @@ type LoadOptions struct {
 	SearchEvery int
 	ResendEvery int
 	Prefix      string // requester and agent ids start with it
+	Started     func() // when set, called once the writers' agents exist and writing begins
 }
 
 // LoadResult is what a load test saw, and what it found when it read everything back.
@@ -67,6 +68,9 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 		}
 	}
 
+	if o.Started != nil {
+		o.Started()
+	}
 	var mu sync.Mutex
 	acked := make([]map[string]bool, o.Writers)
 	idOfKey := map[string]string{}

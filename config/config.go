@@ -57,6 +57,9 @@ type Neo4j struct {
 	Database       string        `yaml:"database"`
 	MaxPoolSize    int           `yaml:"max_pool_size"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// MaxRetryTime bounds how long the driver retries a transaction that failed for a
+	// transient reason (Neo4j unreachable, a deadlock) before the request gets 503.
+	MaxRetryTime time.Duration `yaml:"max_retry_time"`
 	// MigrateOnStart applies the schema when serve starts and keeps retrying in the
 	// background while Neo4j cannot be reached.
 	MigrateOnStart bool `yaml:"migrate_on_start"`
@@ -150,6 +153,7 @@ var defaults = map[string]any{
 	"neo4j.database":             "neo4j",
 	"neo4j.max_pool_size":        50,
 	"neo4j.connect_timeout":      "5s",
+	"neo4j.max_retry_time":       "5s",
 	"neo4j.migrate_on_start":     true,
 	"auth.keys":                  []map[string]any{},
 	"llm.provider":               "",
@@ -283,6 +287,7 @@ func (c *Config) Validate() error {
 		"server.handler_timeout":     c.Server.HandlerTimeout,
 		"server.shutdown_timeout":    c.Server.ShutdownTimeout,
 		"neo4j.connect_timeout":      c.Neo4j.ConnectTimeout,
+		"neo4j.max_retry_time":       c.Neo4j.MaxRetryTime,
 		"llm.timeout":                c.LLM.Timeout,
 		"embedder.timeout":           c.Embedder.Timeout,
 		"ingest.lease":               c.Ingest.Lease,

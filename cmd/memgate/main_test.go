@@ -155,28 +155,10 @@ func TestServe_ReadyzFollowsNeo4j(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	script, err := filepath.Abs("../../scripts/neo4j-local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	neo4jEnv := append(os.Environ(),
-		fmt.Sprintf("NEO4J_LOCAL_BOLT_PORT=%d", port), "NEO4J_LOCAL_HTTP_PORT=0",
-		"NEO4J_LOCAL_DATA="+filepath.Join(t.TempDir(), "neo4j"), "NEO4J_LOCAL_HEAP=512m",
-		"NEO4J_LOCAL_PAGECACHE_MB=64")
-	neo4jLocal := func(action string) {
-		t.Helper()
-		cmd := exec.Command(script, action)
-		cmd.Env = neo4jEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("scripts/neo4j-local %s: %v\n%s", action, err, out)
-		}
-	}
-	neo4jLocal("start")
-	t.Cleanup(func() { neo4jLocal("stop") })
+	uri, neo4jLocal := privateNeo4j(t)
 
 	t.Setenv("MEMGATE_SERVER_ADDR", "127.0.0.1:0")
-	t.Setenv("MEMGATE_NEO4J_URI", fmt.Sprintf("bolt://127.0.0.1:%d", port))
+	t.Setenv("MEMGATE_NEO4J_URI", uri)
 	cfg, err := config.Load("")
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +184,33 @@ func TestServe_ReadyzFollowsNeo4j(t *testing.T) {
 	}
 	neo4jLocal("start")
 	waitStatus(t, readyz, http.StatusOK, 60*time.Second)
+}
+
+// privateNeo4j starts a Neo4j of the test's own with the local launcher (a test that
+// stops and starts Neo4j must not take the shared one away from the others), and
+// returns its URI and a function that runs scripts/neo4j-local start or stop on it.
+func privateNeo4j(t *testing.T) (string, func(action string)) {
+	t.Helper()
+	script, err := filepath.Abs("../../scripts/neo4j-local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	env := append(os.Environ(),
+		fmt.Sprintf("NEO4J_LOCAL_BOLT_PORT=%d", port), "NEO4J_LOCAL_HTTP_PORT=0",
+		"NEO4J_LOCAL_DATA="+filepath.Join(t.TempDir(), "neo4j"), "NEO4J_LOCAL_HEAP=512m",
+		"NEO4J_LOCAL_PAGECACHE_MB=64")
+	neo4jLocal := func(action string) {
+		t.Helper()
+		cmd := exec.Command(script, action)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("scripts/neo4j-local %s: %v\n%s", action, err, out)
+		}
+	}
+	neo4jLocal("start")
+	t.Cleanup(func() { neo4jLocal("stop") })
+	return fmt.Sprintf("bolt://127.0.0.1:%d", port), neo4jLocal
 }
 
 // waitStatus polls url until it answers status, and returns the body.

@@ -211,7 +211,7 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 func openDB(cfg *config.Config, log *slog.Logger) (*neo4jstore.DB, error) {
 	return neo4jstore.Open(neo4jstore.Options{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
-		MaxPoolSize: cfg.Neo4j.MaxPoolSize, ConnectTimeout: cfg.Neo4j.ConnectTimeout,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, ConnectTimeout: cfg.Neo4j.ConnectTimeout, MaxRetryTime: cfg.Neo4j.MaxRetryTime,
 	}, log)
 }
 

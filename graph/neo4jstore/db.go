@@ -26,6 +26,7 @@ type Options struct {
 	Database       string
 	MaxPoolSize    int
 	ConnectTimeout time.Duration
+	MaxRetryTime   time.Duration // how long a failed transaction is retried; 0: the driver's 30 s
 }
 
 // DB is a handle on one Neo4j database: the driver, the loaded queries and a logger.
@@ -89,6 +90,9 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 	driver, err := neo4j.NewDriverWithContext(opts.URI, auth, func(c *neo4jconfig.Config) {
 		if opts.MaxPoolSize > 0 {
 			c.MaxConnectionPoolSize = opts.MaxPoolSize
+		}
+		if opts.MaxRetryTime > 0 {
+			c.MaxTransactionRetryTime = opts.MaxRetryTime
 		}
 		if opts.ConnectTimeout > 0 {
 			c.SocketConnectTimeout = opts.ConnectTimeout
