@@ -136,6 +136,21 @@ func TestMCP(t *testing.T) {
 		t.Errorf("MCP write to a foreign team: %+v, want confined to the private space", confined)
 	}
 
+	// A refusal over MCP is audited like one over REST, with the request's id.
+	if callTool(t, other, "add_memory", map[string]any{"agent_id": agent, "content": "Not yours."}, &denied) || denied.Error.Code != "forbidden" {
+		t.Errorf("another requester's add_memory: %+v, want a forbidden tool error", denied)
+	}
+	var audit struct {
+		Events []struct {
+			Kind      string `json:"kind"`
+			RequestID string `json:"request_id"`
+		} `json:"events"`
+	}
+	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&actor="+otherID, nil, &audit)
+	if len(audit.Events) != 1 || audit.Events[0].RequestID == "" {
+		t.Errorf("audit of the MCP refusal: %+v, want one namespace_denied event with a request id", audit.Events)
+	}
+
 	var bad toolError
 	if callTool(t, owner, "search_memory", map[string]any{"agent_id": agent, "query": "x", "include": []string{"secrets"}}, &bad) || bad.Error.Code != "invalid" {
 		t.Errorf("search_memory with a bad include: %+v, want an invalid tool error", bad)

@@ -99,8 +99,14 @@ func New(d Deps) *echo.Echo {
 	a.routes(v1)
 	// MCP: the same host key and requester checks as /v1 before the MCP server sees
 	// a request.
-	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp",
-		echo.WrapHandler(newMCP(d.Service, d.Keys, d.Version)), authenticate(d.Keys), limit, a.requester)
+	mcpHandler := newMCP(d.Service, d.Keys, d.Version)
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", func(c echo.Context) error {
+		// The tools see the request's headers only: hand them the request id audit
+		// events carry, as REST handlers have it.
+		c.Request().Header.Set(echo.HeaderXRequestID, requestID(c))
+		mcpHandler.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}, authenticate(d.Keys), limit, a.requester)
 	return e
 }
 
