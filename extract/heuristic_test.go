@@ -100,12 +100,12 @@ func TestHashing(t *testing.T) {
 	if len(v[0]) != 256 {
 		t.Fatalf("dimension %d", len(v[0]))
 	}
-	near, far := extract.Cosine(v[0], v[1]), extract.Cosine(v[0], v[2])
+	near, far := graph.Cosine(v[0], v[1]), graph.Cosine(v[0], v[2])
 	if near <= far || near < 0.4 {
 		t.Fatalf("similar texts %.2f, unrelated %.2f", near, far)
 	}
 	again, _ := h.Embed(context.Background(), []string{"Alice works at Acme"})
-	if extract.Cosine(v[0], again[0]) < 0.9999 {
+	if graph.Cosine(v[0], again[0]) < 0.9999 {
 		t.Fatal("not deterministic")
 	}
 }

@@ -265,7 +265,7 @@ func matchEntity(name string, vector []float32, candidates []*graph.EntityNode) 
 		if s := jaccard(trigrams(key), trigrams(Normalize(c.Name))); s > fuzzyScore {
 			fuzzy, fuzzyScore = c, s
 		}
-		if s := Cosine(vector, c.NameEmbedding); s > nearScore {
+		if s := graph.Cosine(vector, c.NameEmbedding); s > nearScore {
 			near, nearScore = c, s
 		}
 	}

@@ -123,7 +123,7 @@ func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]b
 	switch {
 	case err != nil || len(v) != 1:
 		s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
-	case cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
+	case graph.Cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
 		return v[0]
 	}
 	return nil
@@ -372,7 +372,7 @@ func diversify[T any](items []T, relevance func(T) float64, embedding func(T) []
 		for i, h := range left {
 			similar := 0.0
 			for _, c := range chosen {
-				similar = math.Max(similar, cosine(embedding(h), embedding(c)))
+				similar = math.Max(similar, graph.Cosine(embedding(h), embedding(c)))
 			}
 			if v := mmrLambda*relevance(h)/top - (1-mmrLambda)*similar; v > bestValue {
 				best, bestValue = i, v
@@ -382,20 +382,4 @@ func diversify[T any](items []T, relevance func(T) float64, embedding func(T) []
 		left = append(left[:best], left[best+1:]...)
 	}
 	return chosen
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) == 0 || len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
