@@ -64,14 +64,14 @@ func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Han
 	s := mcp.NewServer(&mcp.Implementation{Name: "memgate", Version: version}, nil)
 	t := mcpTools{svc: svc, keys: keys}
 	mcp.AddTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
-		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t.add)
+		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, tool(t, t.add))
 	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
-		"as_of or include_expired), entities and the memories they came from, best first."}, t.search)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, t.get)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, t.list)
-	mcp.AddTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, t.delete)
+		"as_of or include_expired), entities and the memories they came from, best first."}, tool(t, t.search))
+	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, tool(t, t.get))
+	mcp.AddTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, tool(t, t.list))
+	mcp.AddTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, tool(t, t.delete))
 	mcp.AddTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
-		"or failed (with the reason)."}, t.status)
+		"or failed (with the reason)."}, tool(t, t.status))
 	// Stateless, answering JSON: no session lives in one memgate process, so any
 	// instance behind a load balancer answers any call.
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
@@ -118,80 +118,68 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
 }
 
-func (t mcpTools) add(ctx context.Context, req *mcp.CallToolRequest, in mcpAdd) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
+// tool adapts a use case to an MCP tool: the requester is resolved first, and an
+// error becomes a tool error.
+func tool[In any](t mcpTools, do func(context.Context, service.Call, In) (any, error)) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		c, err := t.call(ctx, req)
+		if err != nil {
+			return result(nil, err)
+		}
+		return result(do(ctx, c, in))
 	}
+}
+
+func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, error) {
 	if len(in.IdempotencyKey) > maxIdempotencyKey {
-		return result(nil, graph.Errorf(graph.EINVALID, "idempotency_key is longer than %d bytes", maxIdempotencyKey))
+		return nil, graph.Errorf(graph.EINVALID, "idempotency_key is longer than %d bytes", maxIdempotencyKey)
 	}
 	added, errs := t.svc.Add(ctx, c, []service.NewMemory{{AgentID: in.AgentID, Text: in.Content, Visibility: in.Visibility,
 		Team: in.Team, ReferenceTime: in.ReferenceTime, Source: graph.SourceText, SourceDescription: "mcp"}}, in.IdempotencyKey)
 	if errs[0] != nil {
-		return result(nil, errs[0])
+		return nil, errs[0]
 	}
-	return result(acceptedOf(added[0]), nil)
+	return acceptedOf(added[0]), nil
 }
 
-func (t mcpTools) search(ctx context.Context, req *mcp.CallToolRequest, in mcpSearch) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
-	}
+func (t mcpTools) search(ctx context.Context, c service.Call, in mcpSearch) (any, error) {
 	res, err := t.svc.Search(ctx, c, service.SearchQuery{Query: in.Query, AgentID: in.AgentID, Limit: in.Limit,
 		Scopes: in.Scopes, Include: in.Include, Center: in.CenterEntityID,
 		Filter: graph.SearchFilter{AsOf: in.AsOf, IncludeExpired: in.IncludeExpired}})
 	if err != nil {
-		return result(nil, err)
+		return nil, err
 	}
-	return result(searchResponseOf(res), nil)
+	return searchResponseOf(res), nil
 }
 
-func (t mcpTools) get(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
-	}
+func (t mcpTools) get(ctx context.Context, c service.Call, in mcpID) (any, error) {
 	e, err := t.svc.Get(ctx, c, in.ID)
 	if err != nil {
-		return result(nil, err)
+		return nil, err
 	}
-	return result(viewOf(e), nil)
+	return viewOf(e), nil
 }
 
-func (t mcpTools) status(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
-	}
+func (t mcpTools) status(ctx context.Context, c service.Call, in mcpID) (any, error) {
 	e, err := t.svc.Get(ctx, c, in.ID)
 	if err != nil {
-		return result(nil, err)
+		return nil, err
 	}
-	return result(mcpStatus{ID: e.UUID, Status: e.Status, Attempts: e.Attempts, LastError: e.LastError}, nil)
+	return mcpStatus{ID: e.UUID, Status: e.Status, Attempts: e.Attempts, LastError: e.LastError}, nil
 }
 
-func (t mcpTools) list(ctx context.Context, req *mcp.CallToolRequest, in mcpList) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
-	}
+func (t mcpTools) list(ctx context.Context, c service.Call, in mcpList) (any, error) {
 	page, err := t.svc.List(ctx, c, service.ListQuery{AgentID: in.AgentID, Space: in.Space,
 		Page: graph.PageRequest{Cursor: in.Cursor, Limit: in.Limit}})
 	if err != nil {
-		return result(nil, err)
+		return nil, err
 	}
-	return result(listResponseOf(page), nil)
+	return listResponseOf(page), nil
 }
 
-func (t mcpTools) delete(ctx context.Context, req *mcp.CallToolRequest, in mcpID) (*mcp.CallToolResult, any, error) {
-	c, err := t.call(ctx, req)
-	if err != nil {
-		return result(nil, err)
-	}
+func (t mcpTools) delete(ctx context.Context, c service.Call, in mcpID) (any, error) {
 	if err := t.svc.Delete(ctx, c, in.ID); err != nil {
-		return result(nil, err)
+		return nil, err
 	}
-	return result(map[string]any{"id": in.ID, "deleted": true}, nil)
+	return map[string]any{"id": in.ID, "deleted": true}, nil
 }

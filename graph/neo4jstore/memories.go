@@ -126,19 +126,8 @@ func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	return db.searchEpisodes(ctx, query, vis, f, limit, exactSearchMax)
 }
 
-// exactSearchMax is the largest visible set (in episodes) that episode_search scores
-// itself instead of asking the fulltext index. BenchmarkEpisodeSearch measures both
-// plans at several sizes of the visible set; this is where they cost about the same
-// on the benchmark corpus.
-const exactSearchMax = 300
-
 func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]graph.ScoredEpisode, error) {
-	params, ok := textParams(query, map[string]any{})
-	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
-		return nil, err
-	}
-	params["exact_max"] = int64(exactMax)
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_search", searchParams(vis, f, limit, params))
+	records, err := db.textSearch(ctx, "episode_search", query, vis, f, limit, exactMax)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +138,6 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out, nil
-}
-
-// distinct returns the first n different strings of s, in order.
-func distinct(s []string, n int) []string {
-	seen := make(map[string]bool, len(s))
-	out := s[:0:0]
-	for _, w := range s {
-		if !seen[w] && len(out) < n {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func (db *DB) DeleteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.AuditEvent, error)) error {

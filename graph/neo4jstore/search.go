@@ -11,7 +11,9 @@ import (
 )
 
 // The plans of the search queries. Text search scores the visible items itself up to
-// exactSearchMax of them (see episode_search.cypher). Vector search computes exact
+// exactSearchMax of them, else asks the fulltext index (see episode_search.cypher);
+// BenchmarkEpisodeSearch measures both plans, and 300 is about where they cost the
+// same on its corpus. Vector search computes exact
 // cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
 // per item, about 20 µs each on the benchmark machine, so a thousand cost about what
 // one query of the vector index does there (BENCHMARKS.md); above that it asks the
@@ -19,6 +21,7 @@ import (
 // times as many, up to maxVectorCandidates, while the group filter leaves fewer than
 // the limit.
 const (
+	exactSearchMax      = 300
 	exactVectorMax      = 1000
 	maxVectorCandidates = 4096
 )
@@ -42,36 +45,39 @@ func searchParams(vis graph.Visible, f graph.SearchFilter, limit int, params map
 	return visParams(vis, params)
 }
 
-// textParams adds the query text twice: escaped for the fulltext index, and as the
-// words the exact plan counts. ok is false when the text has no word to search for.
-func textParams(text string, params map[string]any) (_ map[string]any, ok bool) {
+// textSearch runs a text query (episode_, fact_ or entity_search_text) with the query
+// text twice: escaped for the fulltext index, and as the words the exact plan counts,
+// which scores at most exactMax visible items. No records when the text has no word.
+func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]*neo4j.Record, error) {
 	query, words := cypher.LuceneTerms(text), distinct(cypher.Words(text), 64)
-	params["query"], params["terms"], params["exact_max"] = query, words, int64(exactSearchMax)
-	return params, query != "" && len(words) > 0
+	if err := enumerated(vis); err != nil || query == "" || len(words) == 0 || len(vis.GroupIDs) == 0 {
+		return nil, err
+	}
+	return db.run(ctx, neo4j.AccessModeRead, name, searchParams(vis, f, limit, map[string]any{
+		"query": query, "terms": words, "exact_max": int64(exactMax)}))
+}
+
+// distinct returns the first n different strings of s, in order.
+func distinct(s []string, n int) []string {
+	seen := make(map[string]bool, len(s))
+	out := s[:0:0]
+	for _, w := range s {
+		if !seen[w] && len(out) < n {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func (db *DB) FactsByText(ctx context.Context, text string, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	params, ok := textParams(text, map[string]any{})
-	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
-		return nil, err
-	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_search_text", searchParams(vis, f, limit, params))
-	if err != nil {
-		return nil, err
-	}
-	return factHits(records), nil
+	records, err := db.textSearch(ctx, "fact_search_text", text, vis, f, limit, exactSearchMax)
+	return factHits(records), err
 }
 
 func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
-	params, ok := textParams(text, map[string]any{})
-	if err := enumerated(vis); err != nil || !ok || len(vis.GroupIDs) == 0 {
-		return nil, err
-	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_search_text", searchParams(vis, f, limit, params))
-	if err != nil {
-		return nil, err
-	}
-	return entityHits(records), nil
+	records, err := db.textSearch(ctx, "entity_search_text", text, vis, f, limit, exactSearchMax)
+	return entityHits(records), err
 }
 
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
