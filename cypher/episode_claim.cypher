@@ -1,10 +1,23 @@
-// Lease the candidates. The write lock on each is taken first (SET _lock) and only
-// then is it read, so of two workers racing for one episode the second sees the
-// first's claim: nothing read before the lock can be served from a cache. Each must
-// still be due, the oldest unfinished episode of its space, and the only one of its
-// space in progress, so a space is processed strictly in order. The lock property is
-// removed whatever the outcome; the lock itself holds until the transaction ends.
-UNWIND $uuids AS id
+// Lease up to $n episodes in one transaction. Candidates: per group_id the oldest
+// episode not yet done or failed, when it is queued (and due) or its lease expired,
+// oldest first. Then each candidate's write lock is taken (SET _lock) and only then is
+// it read again, by a new MATCH, so of two workers racing for one episode the second
+// sees the first's claim: nothing read before the lock can be served from a cache.
+// Each must still be due, the oldest unfinished episode of its space, and the only one
+// of its space in progress, so a space is processed strictly in order. The lock
+// property is removed whatever the outcome; the lock itself holds until the
+// transaction ends.
+CALL () {
+  MATCH (c:Episodic)
+  WHERE c.status IN ['queued', 'processing'] AND c.group_id STARTS WITH $scope
+  WITH c ORDER BY c.created_at ASC, c.uuid ASC
+  WITH c.group_id AS g, collect(c)[0] AS head
+  WHERE (head.status = 'queued' AND (head.retry_at IS NULL OR head.retry_at <= $now))
+     OR (head.status = 'processing' AND head.lease_expires_at < $now)
+  RETURN head.uuid AS id
+  ORDER BY head.created_at ASC
+  LIMIT $n
+}
 MATCH (e:Episodic {uuid: id})
 SET e._lock = $worker
 WITH e,

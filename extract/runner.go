@@ -63,10 +63,12 @@ const maxBatch = 32
 const ContextEpisodes = 4
 
 // Run processes episodes until ctx ends, then returns once every worker has stopped.
-// One claimer leases as many episodes as there are idle workers, in one query, and
-// hands them out, so workers never race each other for the same episode. An episode
-// in flight when ctx ends keeps its lease; it expires and the episode is claimed
-// again, here or elsewhere.
+// One claimer leases episodes in one query for every free place, and hands them out,
+// so workers never race each other for the same episode. There are twice as many
+// places as workers: the claimer leases the next episodes while the workers are busy,
+// so a worker that finishes finds its next episode waiting instead of waiting for a
+// claim. An episode in flight when ctx ends keeps its lease; it expires and the
+// episode is claimed again, here or elsewhere.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
 	// Group commit: one transaction saves the results of every worker waiting.
@@ -78,8 +80,12 @@ func (r *Runner) Run(ctx context.Context) {
 		return r.Resolver.Know.Neighbourhoods(ctx, qs, maxCandidates)
 	})
 	r.Resolver.lookup = reads.call
-	jobs := make(chan graph.Claimed)
-	idle := make(chan struct{}, r.Workers)
+	places := 2 * r.Workers
+	jobs := make(chan job, places)
+	free := make(chan struct{}, places)
+	for range places {
+		free <- struct{}{}
+	}
 	var wg sync.WaitGroup
 	var loops sync.WaitGroup
 	for _, loop := range []func(context.Context){r.saves.run, reads.run} {
@@ -88,19 +94,25 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 	defer loops.Wait()
 	for i := 0; i < r.Workers; i++ {
-		idle <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for job := range jobs {
-				r.handle(ctx, r.id, job)
-				idle <- struct{}{}
+			for j := range jobs {
+				r.handle(ctx, j)
+				free <- struct{}{}
 			}
 		}()
 	}
-	r.claim(ctx, jobs, idle)
+	r.claim(ctx, jobs, free)
 	close(jobs)
 	wg.Wait()
+}
+
+// job is a claimed episode whose lease is being kept alive until ctx ends.
+type job struct {
+	graph.Claimed
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 func workerID() string {
@@ -110,34 +122,37 @@ func workerID() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// claim leases episodes for idle workers until ctx ends.
-func (r *Runner) claim(ctx context.Context, jobs chan<- graph.Claimed, idle chan struct{}) {
+// claim leases episodes for free places until ctx ends. The lease of each is kept
+// alive from the claim on, also while it waits for a worker.
+func (r *Runner) claim(ctx context.Context, jobs chan<- job, free chan struct{}) {
 	wait := r.Poll
 	for {
-		// Wait for one idle worker, then count the others.
+		// Wait for one free place, then count the others.
 		select {
 		case <-ctx.Done():
 			return
-		case <-idle:
+		case <-free:
 		}
-		free := 1
+		n := 1
 		for more := true; more; {
 			select {
-			case <-idle:
-				free++
+			case <-free:
+				n++
 			default:
 				more = false
 			}
 		}
-		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, free, ContextEpisodes)
+		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		if err != nil && ctx.Err() == nil {
 			r.Log.Warn("claiming episodes", "worker", r.id, "error", err.Error(), "retry_in", wait.String())
 		}
 		for _, ep := range eps {
-			jobs <- ep
+			jctx, cancel := context.WithCancelCause(ctx)
+			go r.keepLease(jctx, cancel, ep.Episode.UUID, r.id)
+			jobs <- job{Claimed: ep, ctx: jctx, cancel: cancel}
 		}
-		for i := len(eps); i < free; i++ {
-			idle <- struct{}{}
+		for i := len(eps); i < n; i++ {
+			free <- struct{}{}
 		}
 		if len(eps) > 0 {
 			wait = r.Poll
@@ -156,15 +171,17 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- graph.Claimed, idle chan
 	}
 }
 
-// handle runs one attempt with its lease kept alive, and records the outcome.
-func (r *Runner) handle(ctx context.Context, worker string, job graph.Claimed) {
-	ep := job.Episode
+// handle runs one attempt and records the outcome.
+func (r *Runner) handle(ctx context.Context, j job) {
+	ep := j.Episode
 	start := time.Now()
-	attemptCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go r.keepLease(attemptCtx, cancel, ep.UUID, worker)
+	defer j.cancel(nil)
+	if ctx.Err() != nil { // shutting down before the attempt began
+		r.giveBack(ctx, ep)
+		return
+	}
 
-	err := r.Process(attemptCtx, ep, job.Previous)
+	err := r.Process(j.ctx, ep, j.Previous)
 	switch {
 	case err == nil:
 		r.Metrics.Processed.Add(1)
@@ -175,10 +192,9 @@ func (r *Runner) handle(ctx context.Context, worker string, job graph.Claimed) {
 	case ctx.Err() != nil:
 		// Shutting down: hand the episode back at once, so another process need not
 		// wait for the lease to expire (a rolling restart loses no time).
-		now := time.Now()
-		r.release(ctx, worker, ep, "interrupted by shutdown", &now)
+		r.giveBack(ctx, ep)
 		return
-	case context.Cause(attemptCtx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
+	case context.Cause(j.ctx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
 		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
 		return
 	}
@@ -196,15 +212,25 @@ func (r *Runner) handle(ctx context.Context, worker string, job graph.Claimed) {
 	}
 	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 		"retry", retryAt != nil, "error", reason)
-	r.release(ctx, worker, ep, reason, retryAt)
+	r.release(ctx, ep, reason, retryAt)
+}
+
+// giveBack returns a claimed episode to the queue without counting the attempt. It
+// runs even when ctx has ended, within its own time limit.
+func (r *Runner) giveBack(ctx context.Context, ep *graph.Episode) {
+	returnCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.Queue.Return(returnCtx, ep.UUID, r.id); err != nil {
+		r.Log.Warn("returning an episode", "episode", ep.UUID, "error", err.Error())
+	}
 }
 
 // release gives a claimed episode back: to be retried at retryAt, or failed when nil.
 // It runs even when ctx has ended, within its own time limit.
-func (r *Runner) release(ctx context.Context, worker string, ep *graph.Episode, reason string, retryAt *time.Time) {
+func (r *Runner) release(ctx context.Context, ep *graph.Episode, reason string, retryAt *time.Time) {
 	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.Queue.Release(releaseCtx, ep.UUID, worker, truncate(reason, 500), retryAt); err != nil {
+	if err := r.Queue.Release(releaseCtx, ep.UUID, r.id, truncate(reason, 500), retryAt); err != nil {
 		r.Log.Warn("releasing an episode", "episode", ep.UUID, "error", err.Error())
 	}
 }

@@ -87,6 +87,9 @@ type Queue interface {
 	// Release records a failed attempt: the episode is queued again to be retried
 	// after retryAt, or failed with reason when retryAt is nil.
 	Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error
+	// Return hands a claimed episode back untouched, to be claimed again at once: the
+	// attempt does not count.
+	Return(ctx context.Context, id, worker string) error
 	// Requeue puts a failed, visible episode back in the queue; ENOTFOUND if it is not
 	// visible, ECONFLICT if it has not failed.
 	Requeue(ctx context.Context, id string, vis Visible) (*Episode, error)

@@ -20,21 +20,9 @@ var errLeaseLost = graph.Errorf(graph.ECONFLICT, "the lease on this episode was 
 
 func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]graph.Claimed, error) {
 	now := time.Now().UTC()
-	candidates, err := db.run(ctx, neo4j.AccessModeRead, "episode_claimable", map[string]any{
-		"scope": scope, "now": now, "n": int64(n),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(candidates) == 0 {
-		return nil, nil
-	}
-	uuids := make([]any, len(candidates))
-	for i, c := range candidates {
-		uuids[i] = c.Values[0]
-	}
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
-		"uuids": uuids, "worker": worker, "now": now, "lease_until": now.Add(lease), "context": int64(context),
+		"scope": scope, "n": int64(n), "worker": worker, "now": now, "lease_until": now.Add(lease),
+		"context": int64(context),
 	})
 	if err != nil {
 		return nil, err
@@ -71,6 +59,17 @@ func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *t
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_release", map[string]any{
 		"uuid": id, "worker": worker, "reason": reason, "retry_at": retry,
 	})
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+func (db *DB) Return(ctx context.Context, id, worker string) error {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_return", map[string]any{"uuid": id, "worker": worker})
 	if err != nil {
 		return err
 	}
