@@ -9,11 +9,13 @@ import (
 	"github.com/memgate/memgate/graph/neo4jstore"
 )
 
-// BenchmarkPipeline ingests a corpus (spaces of 4 episodes, each a conversation line
-// naming two people, scripted as one fact) through the OpenAI path against the
-// scripted server, and reports episodes per second over all its runs and LLM calls
-// per episode. The zero-latency corpus has 1,000 episodes, so one run lasts long
-// enough for a stable rate; the corpora with 300 ms LLM latency have 200.
+// BenchmarkPipeline ingests a corpus through the OpenAI path against the scripted
+// server, and reports episodes per second over all its runs and LLM calls per
+// episode. Each space is one person, in four episodes: whom they know, where they
+// work, where they live, and a new employer, which the LLM is asked (and says)
+// contradicts the first: one judgement for four extractions. The zero-latency corpus
+// has 1,000 episodes, so one run lasts long enough for a stable rate; the corpora
+// with 300 ms LLM latency have 200.
 func BenchmarkPipeline(b *testing.B) {
 	// Untimed corpora for 15 s first: a fresh Neo4j JVM runs the write path several
 	// times slower until its JIT has seen it.
@@ -44,11 +46,25 @@ func benchPipeline(b *testing.B, latency time.Duration, workers, episodes int) t
 	p := newPipe(b)
 	p.llm.Latency(latency)
 	p.opts.MaxConcurrency = workers // llm.max_concurrency set to match: the LLM is not the limit here
-	const perSpace = 4
 	var eps []*graph.Episode
-	for i := 0; i < episodes; i++ {
-		text := p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Friend%d", i))
-		eps = append(eps, p.add(p.space(fmt.Sprint(i%(episodes/perSpace))), "user: "+text))
+	for i := 0; i < episodes/4; i++ {
+		who := fmt.Sprintf("Person%d", i)
+		for _, said := range []struct{ relation, target, typ, text string }{
+			{"KNOWS", fmt.Sprintf("Friend%d", i), "Person", "%s knows %s."},
+			{"WORKS_AT", fmt.Sprintf("Firm%d", i), "Organization", "%s works at %s."},
+			{"LIVES_IN", fmt.Sprintf("Town%d", i), "Location", "%s lives in %s."},
+			{"WORKS_AT", fmt.Sprintf("Works%d", i), "Organization", "%s works at %s."},
+		} {
+			text := fmt.Sprintf(said.text, who, said.target)
+			p.llm.Answer("user: "+text, map[string]any{
+				"entities": []map[string]any{{"name": who, "type": "Person", "summary": ""},
+					{"name": said.target, "type": said.typ, "summary": ""}},
+				"facts": []map[string]any{{"source": who, "target": said.target, "relation": said.relation, "fact": text,
+					"valid_at": nil, "invalid_at": nil}},
+			})
+			eps = append(eps, p.add(p.space(fmt.Sprint(i)), "user: "+text))
+		}
+		p.llm.Answer(fmt.Sprintf("new: %s works at Works%d.", who, i), map[string]any{"contradicted": []bool{true}})
 	}
 	b.StartTimer()
 	start := time.Now()
@@ -76,6 +92,9 @@ func benchPipeline(b *testing.B, latency time.Duration, workers, episodes int) t
 			b.Logf("%-28s %6d calls %8.2f ms avg", name, n, float64(s.Nanos.Load())/float64(n)/1e6)
 		}
 	})
+	if calls, want := p.llm.ChatCalls.Load(), int64(len(eps)*5/4); calls != want {
+		b.Fatalf("%d LLM calls, want %d: one per episode and one judgement per space", calls, want)
+	}
 	b.ReportMetric(float64(p.llm.ChatCalls.Load())/float64(len(eps)), "llm-calls/episode")
 	b.ReportMetric(float64(p.llm.EmbeddingCalls.Load())/float64(len(eps)), "embedding-calls/episode")
 	return elapsed

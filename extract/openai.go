@@ -306,3 +306,39 @@ func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, er
 	})
 	return same, err
 }
+
+var contradictionSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["contradicted"],
+"properties":{"contradicted":{"type":"array","items":{"type":"boolean"}}}}`)
+
+const contradictionInstructions = `You keep an AI agent's memory of facts consistent over time.
+For each numbered pair, answer true when the new fact and the known fact cannot both hold at the same time (the new one replaces, ends or denies the known one: a new employer, a new home, a broken engagement), false when both can be true together (an extra hobby, a second friend, more detail).
+Answer with JSON only: {"contradicted": [...]} with one boolean per pair, in order.`
+
+// Contradicts asks, in one call, which known facts the new facts contradict.
+func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, error) {
+	var b strings.Builder
+	for i, p := range pairs {
+		fmt.Fprintf(&b, "%d. new: %s (%s, from %s)\n   known: %s (%s, from %s)\n", i+1,
+			p.New.Fact, p.New.Name, since(p.New.ValidAt), p.Stored.Fact, p.Stored.Name, since(p.Stored.ValidAt))
+	}
+	var yes []bool
+	err := o.structured(ctx, contradictionInstructions, "<pairs>\n"+b.String()+"</pairs>", "contradictions", contradictionSchema,
+		func(content string) error {
+			var out struct {
+				Contradicted []bool `json:"contradicted"`
+			}
+			if json.Unmarshal([]byte(content), &out) != nil || len(out.Contradicted) != len(pairs) {
+				return errMalformed{"not one answer per pair"}
+			}
+			yes = out.Contradicted
+			return nil
+		})
+	return yes, err
+}
+
+func since(t *time.Time) string {
+	if t == nil {
+		return "unknown"
+	}
+	return t.Format("2006-01-02")
+}

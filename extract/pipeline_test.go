@@ -53,7 +53,7 @@ func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
 	emb.Model = "embedder"
 	return &extract.Runner{
 		Queue: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
-		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Now: time.Now},
+		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Judge: llm, Now: time.Now},
 		Workers:  workers, Lease: 15 * time.Second, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
 		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
 	}
@@ -70,11 +70,16 @@ func (p *pipe) start(r *extract.Runner) context.CancelFunc {
 
 // add stores an episode as the API does: queued, in group, created now.
 func (p *pipe) add(group, content string) *graph.Episode {
+	return p.addAt(group, content, time.Now().UTC())
+}
+
+// addAt stores an episode with reference time at.
+func (p *pipe) addAt(group, content string, at time.Time) *graph.Episode {
 	p.t.Helper()
 	now := time.Now().UTC()
 	space, _ := graph.ParseGroupID(group)
 	e := &graph.Episode{UUID: uuid.NewString(), GroupID: group, AgentID: space.Agent, Source: graph.SourceText,
-		Content: content, CreatedAt: now, ValidAt: now, Status: graph.StatusQueued, Name: content}
+		Content: content, CreatedAt: now, ValidAt: at, Status: graph.StatusQueued, Name: content}
 	if res := p.db.CreateEpisodes(context.Background(), []*graph.Episode{e})[0]; res.Err != nil {
 		p.t.Fatal(res.Err)
 	}
@@ -358,6 +363,122 @@ func TestPipeline_Faults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPipeline_Contradictions has the LLM judge, in one call per episode, the stored
+// facts a new fact may contradict (same source, same relation or a similar text):
+// Bob's move to Berlin ends Paris; tennis does not end chess; a fact about an earlier
+// time (Rome in 2010) is the one that ends; a fact with nothing similar stored costs
+// no call.
+func TestPipeline_Contradictions(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	entity := func(name, typ string) map[string]any { return map[string]any{"name": name, "type": typ, "summary": ""} }
+	fact := func(target, relation, text string, validAt any) map[string]any {
+		return map[string]any{"source": "Bob", "target": target, "relation": relation, "fact": text, "valid_at": validAt, "invalid_at": nil}
+	}
+	scene := []struct {
+		episode, target, typ, relation, fact string
+		validAt                              any
+		at                                   string
+	}{
+		{"Bob has a flat in Paris and plays chess.", "Paris", "Location", "LIVES_IN", "Bob lives in Paris.", nil, "2024-01-10"},
+		{"In June 2025 Bob moved to Berlin.", "Berlin", "Location", "LIVES_IN", "Bob lives in Berlin.", "2025-06-01", "2025-07-01"},
+		{"Bob took up tennis.", "Tennis", "Concept", "PLAYS", "Bob plays tennis.", nil, "2025-08-01"},
+		{"Back in 2010 Bob had a flat in Rome.", "Rome", "Location", "LIVES_IN", "Bob lived in Rome.", "2010-01-01", "2025-09-01"},
+		{"Bob met Carol at a conference.", "Carol", "Person", "KNOWS", "Bob knows Carol.", nil, "2025-10-01"},
+	}
+	// The judge's answers are keyed by the new fact, listed first in each pair.
+	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"contradicted": []bool{true}})
+	p.llm.Answer("new: Bob plays tennis.", map[string]any{"contradicted": []bool{false}})
+	p.llm.Answer("new: Bob lived in Rome.", map[string]any{"contradicted": []bool{true}})
+	group := p.space("a")
+	var eps []*graph.Episode
+	for i, s := range scene {
+		x := map[string]any{
+			"entities": []map[string]any{entity("Bob", "Person"), entity(s.target, s.typ)},
+			"facts":    []map[string]any{fact(s.target, s.relation, s.fact, s.validAt)},
+		}
+		if i == 0 {
+			x["entities"] = append(x["entities"].([]map[string]any), entity("Chess", "Concept"))
+			x["facts"] = append(x["facts"].([]map[string]any), fact("Chess", "PLAYS", "Bob plays chess.", nil))
+		}
+		p.llm.Answer(s.episode, x)
+		eps = append(eps, p.addAt(group, s.episode, *date(s.at)))
+	}
+	p.start(p.runner(2, 2))
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+	ents, facts := p.graphOf(group, "Bob", "Paris", "Berlin", "Rome", "Chess", "Tennis", "Carol")
+	byTarget := map[string]*graph.Fact{}
+	for _, f := range facts {
+		for name, e := range ents {
+			if e.UUID == f.TargetUUID {
+				byTarget[name] = f
+			}
+		}
+	}
+	day := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.Format("2006-01-02")
+	}
+	for target, want := range map[string]struct{ valid, invalid string }{
+		"Paris":  {"2024-01-10", "2025-06-01"}, // ended by the move
+		"Berlin": {"2025-06-01", "-"},
+		"Rome":   {"2010-01-01", "2025-06-01"}, // about an earlier time: it is the one that ends
+		"Chess":  {"2024-01-10", "-"},          // tennis is another pastime
+		"Tennis": {"2025-08-01", "-"},
+		"Carol":  {"2025-10-01", "-"},
+	} {
+		f := byTarget[target]
+		if f == nil {
+			t.Errorf("no fact to %s", target)
+			continue
+		}
+		if day(f.ValidAt) != want.valid || day(f.InvalidAt) != want.invalid || (f.InvalidAt != nil) != (f.ExpiredAt != nil) {
+			t.Errorf("Bob -> %s: valid %s, invalid %s, expired %v; want %s .. %s", target, day(f.ValidAt), day(f.InvalidAt),
+				f.ExpiredAt, want.valid, want.invalid)
+		}
+	}
+	judged := 0
+	for _, prompt := range p.llm.Prompts() {
+		if strings.Contains(prompt, "<pairs>") {
+			judged++
+			if strings.Contains(prompt, "Carol") || strings.Contains(prompt, "known: Bob lives in Paris") && strings.Contains(prompt, "Rome") {
+				t.Errorf("a pair that should not be asked about: %s", prompt)
+			}
+		}
+	}
+	if calls := p.llm.ChatCalls.Load(); calls != 8 || judged != 3 {
+		t.Errorf("%d chat calls, %d of them judging; want 8: five extractions and three judgements (Carol needs none)", calls, judged)
+	}
+}
+
+func TestExclusiveRelations(t *testing.T) {
+	stored := &graph.Fact{Name: "LIVES_IN", SourceUUID: "bob", TargetUUID: "paris"}
+	for _, c := range []struct {
+		new  graph.Fact
+		want bool
+	}{
+		{graph.Fact{Name: "LIVES_IN", SourceUUID: "bob", TargetUUID: "berlin"}, true},
+		{graph.Fact{Name: "LIVES_IN", SourceUUID: "bob", TargetUUID: "paris"}, false},
+		{graph.Fact{Name: "VISITED", SourceUUID: "bob", TargetUUID: "berlin"}, false},
+	} {
+		got, err := extract.Exclusive.Contradicts(context.Background(), []extract.FactPair{{New: &c.new, Stored: stored}})
+		if err != nil || got[0] != c.want {
+			t.Errorf("%s -> %s: %v %v, want %v", c.new.Name, c.new.TargetUUID, got, err, c.want)
+		}
+	}
+	knows := &graph.Fact{Name: "KNOWS", SourceUUID: "bob", TargetUUID: "ann"}
+	if got, _ := extract.Exclusive.Contradicts(context.Background(), []extract.FactPair{{New: &graph.Fact{Name: "KNOWS",
+		SourceUUID: "bob", TargetUUID: "carol"}, Stored: knows}}); got[0] {
+		t.Error("KNOWS Carol judged to contradict KNOWS Ann")
 	}
 }
 

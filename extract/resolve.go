@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -35,10 +36,44 @@ type Deduper interface {
 	SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error)
 }
 
-// exclusiveRelations hold one target at a time: a new current fact of one of them
-// invalidates the older current fact with another target (Graphiti's temporal rule:
-// the old fact stops holding when the new one starts).
-var exclusiveRelations = map[string]bool{"LIVES_IN": true, "MARRIED_TO": true}
+// FactPair is a new fact and a current stored fact of the same space, with the same
+// source entity, that it may contradict.
+type FactPair struct {
+	New, Stored *graph.Fact
+}
+
+// Judge decides, in one call for a whole episode, which stored facts the new facts
+// contradict (they cannot both hold at once). The LLM extractor is one; without an
+// LLM, Exclusive is.
+type Judge interface {
+	Contradicts(ctx context.Context, pairs []FactPair) ([]bool, error)
+}
+
+// ExclusiveRelations judges without a model: a relation of the set holds one target
+// at a time, so a new fact of it contradicts the stored one with another target.
+// Nothing else is judged a contradiction.
+type ExclusiveRelations map[string]bool
+
+// Exclusive is the offline judge: LIVES_IN and MARRIED_TO.
+var Exclusive = ExclusiveRelations{"LIVES_IN": true, "MARRIED_TO": true}
+
+func (x ExclusiveRelations) Contradicts(_ context.Context, pairs []FactPair) ([]bool, error) {
+	out := make([]bool, len(pairs))
+	for i, p := range pairs {
+		out[i] = x[p.New.Name] && p.New.Name == p.Stored.Name && p.New.TargetUUID != p.Stored.TargetUUID
+	}
+	return out, nil
+}
+
+// Bounds of the contradiction candidates: a stored fact is asked about when it has
+// the new fact's source and its relation, or a fact text this similar (cosine of the
+// fact embeddings); at most this many per new fact and per episode, the most similar
+// first.
+const (
+	contradictionSimilarity = 0.8
+	maxPairsPerFact         = 5
+	maxPairsPerEpisode      = 20
+)
 
 // Resolver turns an extraction into a GraphWrite against what the episode's space
 // already holds. Everything it reads and writes is within ep.GroupID.
@@ -46,6 +81,7 @@ type Resolver struct {
 	Know     graph.Knowledge
 	Embedder Embedder
 	Deduper  Deduper // may be nil
+	Judge    Judge   // nil: Exclusive
 	Now      func() time.Time
 
 	// lookup reads one neighbourhood; the Runner batches it across workers.
@@ -161,6 +197,8 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	}
 
 	changed := map[string]*graph.Fact{}
+	stored := slices.Clone(existing) // the facts before this episode
+	var added []*graph.Fact
 	for i, xf := range x.Facts {
 		src, tgt := byName[Normalize(xf.Source)], byName[Normalize(xf.Target)]
 		if src == nil || tgt == nil {
@@ -195,17 +233,12 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 			from := ep.ValidAt
 			f.ValidAt = &from
 		}
-		if exclusiveRelations[f.Name] && f.InvalidAt == nil {
-			for _, old := range existing {
-				if old.SourceUUID == f.SourceUUID && old.Name == f.Name && old.TargetUUID != f.TargetUUID &&
-					old.InvalidAt == nil && old.ExpiredAt == nil {
-					old.InvalidAt, old.ExpiredAt = startOf(f, now), &now
-					changed[old.UUID] = old
-				}
-			}
-		}
 		existing = append(existing, f)
 		changed[f.UUID] = f
+		added = append(added, f)
+	}
+	if err := r.invalidate(ctx, stored, added, changed, now); err != nil {
+		return nil, fmt.Errorf("contradictions: %w", err)
 	}
 	for _, f := range changed {
 		w.Facts = append(w.Facts, f)
@@ -226,12 +259,71 @@ func mergeSummary(newer, older string) string {
 	return cleanText(newer+" "+older, maxSummaryRunes)
 }
 
-// startOf is when a new fact started to hold: its valid_at, else when it was learned.
-func startOf(f *graph.Fact, now time.Time) *time.Time {
-	if f.ValidAt != nil {
-		return f.ValidAt
+// invalidate asks the judge, in one call, which stored current facts the episode's
+// new current facts contradict, and applies Graphiti's temporal rules to each pair:
+// the older fact stops holding (invalid_at) when the newer starts, and is expired
+// now (expired_at); nothing is deleted. A new fact about a time before the stored
+// one began is the one that ends.
+func (r *Resolver) invalidate(ctx context.Context, stored, added []*graph.Fact, changed map[string]*graph.Fact, now time.Time) error {
+	pairs := contradictionCandidates(stored, added)
+	if len(pairs) == 0 {
+		return nil
 	}
-	return &now
+	judge := r.Judge
+	if judge == nil {
+		judge = Exclusive
+	}
+	yes, err := judge.Contradicts(ctx, pairs)
+	if err != nil {
+		return err
+	}
+	for i, p := range pairs {
+		if !yes[i] || p.Stored.InvalidAt != nil || p.New.InvalidAt != nil {
+			continue // not a contradiction, or one side already ended by another pair
+		}
+		if p.Stored.ValidAt != nil && p.New.ValidAt.Before(*p.Stored.ValidAt) {
+			p.New.InvalidAt, p.New.ExpiredAt = p.Stored.ValidAt, &now
+			continue
+		}
+		p.Stored.InvalidAt, p.Stored.ExpiredAt = p.New.ValidAt, &now
+		changed[p.Stored.UUID] = p.Stored
+	}
+	return nil
+}
+
+// contradictionCandidates pairs each new current fact with the stored current facts
+// of its source that share its relation or read alike (see the bounds above).
+func contradictionCandidates(stored, added []*graph.Fact) []FactPair {
+	var pairs []FactPair
+	for _, f := range added {
+		if f.InvalidAt != nil {
+			continue
+		}
+		type scored struct {
+			fact  *graph.Fact
+			score float64
+		}
+		var near []scored
+		for _, old := range stored {
+			if old.SourceUUID != f.SourceUUID || old.UUID == f.UUID || old.InvalidAt != nil || old.ExpiredAt != nil {
+				continue
+			}
+			score := graph.Cosine(f.FactEmbedding, old.FactEmbedding)
+			if old.Name == f.Name {
+				near = append(near, scored{old, 2 + score}) // the same relation always, and first
+			} else if score >= contradictionSimilarity {
+				near = append(near, scored{old, score})
+			}
+		}
+		slices.SortStableFunc(near, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+		for _, n := range near[:min(len(near), maxPairsPerFact)] {
+			if len(pairs) == maxPairsPerEpisode {
+				return pairs
+			}
+			pairs = append(pairs, FactPair{New: f, Stored: n.fact})
+		}
+	}
+	return pairs
 }
 
 // sameFact finds the stored fact an extracted one repeats: same ends, same relation,

@@ -193,16 +193,17 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 	}
 	var extractor extract.Extractor = extract.Heuristic{}
 	var deduper extract.Deduper // the heuristic path has none: ambiguous names stay apart
+	var judge extract.Judge = extract.Exclusive
 	if cfg.LLM.Provider == config.ProviderOpenAI {
 		llm := extract.NewOpenAI(extract.OpenAIOptions{
 			BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
 		}, types)
-		extractor, deduper = llm, llm
+		extractor, deduper, judge = llm, llm, llm
 	}
 	return &extract.Runner{
 		Queue: db, Extractor: extractor, Types: types,
-		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Now: time.Now},
+		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Judge: judge, Now: time.Now},
 		Workers:  cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
 		Backoff: cfg.Ingest.Backoff, Poll: cfg.Ingest.Poll, Scope: cfg.Ingest.Scope, Log: log, Metrics: metrics,
 	}
