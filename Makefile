@@ -1,5 +1,5 @@
 # memgate — the commands of the README. Each works on a fresh machine.
-.PHONY: run test bench build migrate neo4j-start neo4j-stop
+.PHONY: run test bench reliability build migrate neo4j-start neo4j-stop
 
 run:            ## the service with embedded defaults: local Neo4j, offline extractor
 	scripts/run
@@ -7,8 +7,11 @@ run:            ## the service with embedded defaults: local Neo4j, offline extr
 test:           ## the whole suite against a real local Neo4j
 	scripts/test
 
-bench:          ## every benchmark, side by side; rewrites BENCHMARKS.md
+bench:          ## every benchmark, side by side, then the reliability suite; rewrites BENCHMARKS.md and RELIABILITY.md
 	scripts/bench
+
+reliability:    ## the reliability suite alone (load, restarts, LLM faults, fuzzing, 30-minute soak); rewrites RELIABILITY.md
+	scripts/reliability
 
 build:
 	go build -o memgate ./cmd/memgate

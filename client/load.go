@@ -20,8 +20,9 @@ type LoadOptions struct {
 	Rate        float64
 	SearchEvery int
 	ResendEvery int
-	Prefix      string // requester and agent ids start with it
-	Started     func() // when set, called once the writers' agents exist and writing begins
+	Prefix      string        // requester and agent ids start with it
+	Retry       time.Duration // how long a writer sends a write again, with its key, after a transport error or a 5xx; 0: never
+	Started     func()        // when set, called once the writers' agents exist and writing begins
 }
 
 // LoadResult is what a load test saw, and what it found when it read everything back.
@@ -101,17 +102,31 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 					sends = 2
 				}
 				for s := 0; s < sends; s++ {
-					if !wait() {
-						return
-					}
-					t := time.Now()
-					a, err := c.Add(ctx, m, key)
-					d := time.Since(t)
-					mu.Lock()
-					writes = append(writes, d)
-					mu.Unlock()
-					if err != nil {
+					var a *Accepted
+					var err error
+					for first := time.Now(); ; {
+						if !wait() {
+							return
+						}
+						t := time.Now()
+						a, err = c.Add(ctx, m, key)
+						d := time.Since(t)
+						mu.Lock()
+						writes = append(writes, d)
+						mu.Unlock()
+						if err == nil {
+							break
+						}
+						if ctx.Err() != nil {
+							return // the run is over: not the server's failure
+						}
 						fail(err)
+						if !retryable(err) || time.Since(first) > o.Retry {
+							break
+						}
+						time.Sleep(100 * time.Millisecond)
+					}
+					if err != nil {
 						continue
 					}
 					mu.Lock()
@@ -132,7 +147,7 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 					mu.Lock()
 					searches = append(searches, d)
 					mu.Unlock()
-					if err != nil {
+					if err != nil && ctx.Err() == nil {
 						fail(err)
 					}
 				}
@@ -174,6 +189,13 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 		}
 	}
 	return res, nil
+}
+
+// retryable is a failure a client should send again with the same key: the answer was
+// lost (transport) or the server could not serve it (5xx).
+func retryable(err error) bool {
+	var e *Error
+	return !errors.As(err, &e) || e.Status >= 500
 }
 
 func agentOf(prefix string, w int) string { return fmt.Sprintf("%s-a%02d", prefix, w) }

@@ -46,8 +46,8 @@ func decodeError(err error) error {
 		return graph.Errorf(graph.EINVALID, "field %s must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		if len(field) > 66 {
-			field = field[:66] + `…"`
+		if r := []rune(field); len(r) > 66 { // cut whole characters, never inside one
+			field = string(r[:66]) + `…"`
 		}
 		return graph.Errorf(graph.EINVALID, "unknown field %s", field)
 	}

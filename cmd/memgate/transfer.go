@@ -29,6 +29,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	loadRate := fs.Float64("rate", 0, "loadtest: requests a second in all (0: as fast as the writers can)")
 	searchEvery := fs.Int("search-every", 10, "loadtest: a search after every n writes of a writer (0: none)")
 	resendEvery := fs.Int("resend-every", 10, "loadtest: send every n-th write twice with the same Idempotency-Key (0: never)")
+	retry := fs.Duration("retry", 30*time.Second, "loadtest: how long to send a write again, with its key, after a transport error or a 5xx (0: never)")
 	out := fs.String("out", "", "export: the file to write (default standard output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -37,7 +38,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
 		res, err := client.Load(ctx, *base, os.Getenv("MEMGATE_CLIENT_KEY"), client.LoadOptions{Writers: *workers,
-			Episodes: *episodes, Rate: *loadRate, SearchEvery: *searchEvery, ResendEvery: *resendEvery,
+			Episodes: *episodes, Rate: *loadRate, SearchEvery: *searchEvery, ResendEvery: *resendEvery, Retry: *retry,
 			Prefix: fmt.Sprintf("load-%d", time.Now().Unix())})
 		if res != nil {
 			fmt.Fprintf(stdout, "writes %d (p50 %v, p99 %v), searches %d (p50 %v, p99 %v), errors %v, in %v\n"+

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/client"
+)
+
+// TestSoak runs memgate for MEMGATE_SOAK (a duration, e.g. 30m; the test is skipped
+// without it) at a fixed rate (MEMGATE_SOAK_RATE requests a second, default 20) of
+// writes and searches from 10 requesters, with ingestion on, and samples memgate's
+// resident memory and goroutines from /metrics every 10 s. Memory and goroutines
+// must stay flat: the median of the last tenth of the run within 10 % of the median
+// of the second tenth (the first is warm-up); errors under 0.1 %; nothing lost or
+// stored twice.
+func TestSoak(t *testing.T) {
+	length, err := time.ParseDuration(os.Getenv("MEMGATE_SOAK"))
+	if err != nil {
+		t.Skip("set MEMGATE_SOAK to a duration (e.g. 30m) to run the soak")
+	}
+	rate := 20.0
+	if r, err := strconv.ParseFloat(os.Getenv("MEMGATE_SOAK_RATE"), 64); err == nil {
+		rate = r
+	}
+	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "2"})
+	defer stopBinary(srv)
+
+	type sample struct{ rss, goroutines float64 }
+	var samples []sample
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				m, err := scrape(base + "/metrics")
+				if err != nil {
+					t.Errorf("scraping /metrics: %v", err)
+					return
+				}
+				samples = append(samples, sample{m["process_resident_memory_bytes"], m["go_goroutines"]})
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), length)
+	defer cancel()
+	res, err := client.Load(ctx, base, "", client.LoadOptions{Writers: 10, Episodes: int(rate * length.Seconds()), Rate: rate,
+		SearchEvery: 5, ResendEvery: 20, Prefix: fmt.Sprintf("soak-%d", time.Now().UnixNano())})
+	close(stop)
+	<-sampled
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) < 20 {
+		t.Fatalf("%d samples; the soak needs at least 200 s", len(samples))
+	}
+	tenth := len(samples) / 10
+	median := func(part []sample, of func(sample) float64) float64 {
+		v := make([]float64, len(part))
+		for i, s := range part {
+			v[i] = of(s)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	rss := func(s sample) float64 { return s.rss }
+	goroutines := func(s sample) float64 { return s.goroutines }
+	early, late := samples[tenth:2*tenth], samples[len(samples)-tenth:]
+	rssGrowth := median(late, rss)/median(early, rss) - 1
+	goGrowth := median(late, goroutines)/median(early, goroutines) - 1
+	errors := 0
+	for _, n := range res.Errors {
+		errors += n
+	}
+	requests := res.Writes + res.Searches
+	t.Logf("soak %v at %.0f/s: %d writes (p50 %v, p99 %v), %d searches (p50 %v, p99 %v), errors %v (%.3f %%); "+
+		"RSS %.1f → %.1f MiB (%+.1f %%), goroutines %.0f → %.0f (%+.1f %%); acknowledged %d, lost %d, duplicates %d",
+		length, rate, res.Writes, res.WriteP50.Round(time.Microsecond), res.WriteP99.Round(time.Microsecond),
+		res.Searches, res.SearchP50.Round(time.Microsecond), res.SearchP99.Round(time.Microsecond), res.Errors,
+		100*float64(errors)/float64(requests), median(early, rss)/(1<<20), median(late, rss)/(1<<20), 100*rssGrowth,
+		median(early, goroutines), median(late, goroutines), 100*goGrowth, res.Acknowledged, res.Lost, res.Duplicates)
+	if rssGrowth > 0.10 || goGrowth > 0.10 {
+		t.Errorf("memory grew %.1f %%, goroutines %.1f %%: not flat", 100*rssGrowth, 100*goGrowth)
+	}
+	if float64(errors) > 0.001*float64(requests) {
+		t.Errorf("%d errors in %d requests", errors, requests)
+	}
+	if res.Lost != 0 || res.Duplicates != 0 {
+		t.Errorf("lost %d, duplicates %d", res.Lost, res.Duplicates)
+	}
+}
+
+// scrape reads the unlabelled samples of a Prometheus text exposition.
+func scrape(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	s := bufio.NewScanner(resp.Body)
+	for s.Scan() {
+		name, value, ok := strings.Cut(s.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, s.Err()
+}
