@@ -280,8 +280,26 @@ func classifyLLMError(err error) (string, bool) {
 	return fmt.Sprintf("http_%d", status), false
 }
 
-var dedupeSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["same"],
-"properties":{"same":{"type":"array","items":{"type":"boolean"}}}}`)
+// answerPairs asks, in one call, one yes-or-no question per numbered pair, and returns
+// the answers in order: the output is {field: [one boolean per pair]}.
+func (o *OpenAI) answerPairs(ctx context.Context, instructions, name, field string, pairs []string) ([]bool, error) {
+	var b strings.Builder
+	for i, p := range pairs {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, p)
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{field},
+		"properties": map[string]any{field: map[string]any{"type": "array", "items": map[string]any{"type": "boolean"}}}})
+	var answers []bool
+	err := o.structured(ctx, instructions, "<pairs>\n"+b.String()+"</pairs>", name, schema, func(content string) error {
+		var out map[string][]bool
+		if json.Unmarshal([]byte(content), &out) != nil || len(out[field]) != len(pairs) {
+			return errMalformed{"not one answer per pair"}
+		}
+		answers = out[field]
+		return nil
+	})
+	return answers, err
+}
 
 const dedupeInstructions = `You decide whether names in an AI agent's memory refer to the same real-world entity.
 For each numbered pair, answer true when both names certainly mean the same entity (a fuller name, a nickname, a spelling variant), false otherwise.
@@ -289,26 +307,12 @@ Answer with JSON only: {"same": [...]} with one boolean per pair, in order.`
 
 // SameEntities asks, in one call, which of the ambiguous pairs name the same entity.
 func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error) {
-	var b strings.Builder
+	lines := make([]string, len(pairs))
 	for i, p := range pairs {
-		fmt.Fprintf(&b, "%d. %q / %q\n   new: %s\n   known: %s\n", i+1, p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
+		lines[i] = fmt.Sprintf("%q / %q\n   new: %s\n   known: %s", p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
 	}
-	var same []bool
-	err := o.structured(ctx, dedupeInstructions, "<pairs>\n"+b.String()+"</pairs>", "same_entities", dedupeSchema, func(content string) error {
-		var out struct {
-			Same []bool `json:"same"`
-		}
-		if json.Unmarshal([]byte(content), &out) != nil || len(out.Same) != len(pairs) {
-			return errMalformed{"not one answer per pair"}
-		}
-		same = out.Same
-		return nil
-	})
-	return same, err
+	return o.answerPairs(ctx, dedupeInstructions, "same_entities", "same", lines)
 }
-
-var contradictionSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["contradicted"],
-"properties":{"contradicted":{"type":"array","items":{"type":"boolean"}}}}`)
 
 const contradictionInstructions = `You keep an AI agent's memory of facts consistent over time.
 For each numbered pair, answer true when the new fact and the known fact cannot both hold at the same time (the new one replaces, ends or denies the known one: a new employer, a new home, a broken engagement), false when both can be true together (an extra hobby, a second friend, more detail).
@@ -316,24 +320,12 @@ Answer with JSON only: {"contradicted": [...]} with one boolean per pair, in ord
 
 // Contradicts asks, in one call, which known facts the new facts contradict.
 func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, error) {
-	var b strings.Builder
+	lines := make([]string, len(pairs))
 	for i, p := range pairs {
-		fmt.Fprintf(&b, "%d. new: %s (%s, from %s)\n   known: %s (%s, from %s)\n", i+1,
+		lines[i] = fmt.Sprintf("new: %s (%s, from %s)\n   known: %s (%s, from %s)",
 			p.New.Fact, p.New.Name, since(p.New.ValidAt), p.Stored.Fact, p.Stored.Name, since(p.Stored.ValidAt))
 	}
-	var yes []bool
-	err := o.structured(ctx, contradictionInstructions, "<pairs>\n"+b.String()+"</pairs>", "contradictions", contradictionSchema,
-		func(content string) error {
-			var out struct {
-				Contradicted []bool `json:"contradicted"`
-			}
-			if json.Unmarshal([]byte(content), &out) != nil || len(out.Contradicted) != len(pairs) {
-				return errMalformed{"not one answer per pair"}
-			}
-			yes = out.Contradicted
-			return nil
-		})
-	return yes, err
+	return o.answerPairs(ctx, contradictionInstructions, "contradictions", "contradicted", lines)
 }
 
 func since(t *time.Time) string {

@@ -67,8 +67,8 @@ const ContextEpisodes = 4
 // so workers never race each other for the same episode. There are twice as many
 // places as workers: the claimer leases the next episodes while the workers are busy,
 // so a worker that finishes finds its next episode waiting instead of waiting for a
-// claim. An episode in flight when ctx ends keeps its lease; it expires and the
-// episode is claimed again, here or elsewhere.
+// claim. When ctx ends, the episodes in flight or waiting are handed back to the
+// queue at once; one this process dies with keeps its lease until it expires.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
 	// Group commit: one transaction saves the results of every worker waiting.
@@ -148,7 +148,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free chan struct{})
 		}
 		for _, ep := range eps {
 			jctx, cancel := context.WithCancelCause(ctx)
-			go r.keepLease(jctx, cancel, ep.Episode.UUID, r.id)
+			go r.keepLease(jctx, cancel, ep.Episode.UUID)
 			jobs <- job{Claimed: ep, ctx: jctx, cancel: cancel}
 		}
 		for i := len(eps); i < n; i++ {
@@ -254,7 +254,7 @@ func (r *Runner) Process(ctx context.Context, ep *graph.Episode, previous []*gra
 
 // keepLease renews the lease at a third of its length; when it is lost the attempt is
 // cancelled, so two workers never save one episode.
-func (r *Runner) keepLease(ctx context.Context, cancel context.CancelCauseFunc, id, worker string) {
+func (r *Runner) keepLease(ctx context.Context, cancel context.CancelCauseFunc, id string) {
 	tick := time.NewTicker(r.Lease / 3)
 	defer tick.Stop()
 	for {
@@ -262,7 +262,7 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelCauseFunc, 
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if err := r.Queue.Renew(ctx, id, worker, r.Lease); err != nil && ctx.Err() == nil {
+			if err := r.Queue.Renew(ctx, id, r.id, r.Lease); err != nil && ctx.Err() == nil {
 				if graph.ErrorCode(err) == graph.ECONFLICT {
 					cancel(errors.New("lease lost"))
 					return
