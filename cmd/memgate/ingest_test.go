@@ -207,6 +207,14 @@ func TestServe_KillMidRun(t *testing.T) {
 // startBinary runs memgate serve against the test database and returns its base URL.
 func startBinary(t *testing.T, env map[string]string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, base := launch(t, env)
+	waitStatus(t, base+"/readyz", http.StatusOK, 60*time.Second)
+	return cmd, base
+}
+
+// launch starts memgate serve and returns once it listens (not yet ready).
+func launch(t *testing.T, env map[string]string) (*exec.Cmd, string) {
+	t.Helper()
 	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
 		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
 	for k, v := range env {
@@ -231,9 +239,7 @@ func startBinary(t *testing.T, env map[string]string) (*exec.Cmd, string) {
 				for scanner.Scan() {
 				}
 			}()
-			base := "http://" + line.Addr
-			waitStatus(t, base+"/readyz", http.StatusOK, 60*time.Second)
-			return cmd, base
+			return cmd, "http://" + line.Addr
 		}
 	}
 	t.Fatalf("memgate did not start:\n%s", logs.String())
