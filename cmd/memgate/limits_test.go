@@ -52,7 +52,9 @@ func TestServe_ResourceLimits(t *testing.T) {
 		t.Logf("a client sending its headers too slowly was cut off after %v", took.Round(time.Millisecond))
 	})
 	t.Run("HandlerTimeout", func(t *testing.T) {
-		var body struct{ Error struct{ Code, Message string } }
+		var body struct {
+			Error struct{ Code, Message string }
+		}
 		c := apiClient{t: t, base: base, requester: "alice"}
 		if status := c.call("POST", "/v1/agents", map[string]any{"id": "limits-" + suffix()}, &body); status != http.StatusServiceUnavailable || body.Error.Code != "unavailable" {
 			t.Fatalf("a request past the handler timeout: %d %+v, want 503 unavailable", status, body)
