@@ -91,7 +91,8 @@ func TestLoad_MemgateRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	t.Parallel()
+	// Not parallel: memgate is restarted on a fixed port, which another test's memgate,
+	// asking the kernel for any free port, could take while it is down.
 	env := map[string]string{"MEMGATE_SERVER_ADDR": fmt.Sprintf("127.0.0.1:%d", freePort(t)), "MEMGATE_SERVER_RATE_LIMIT": "0",
 		"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_POLL": "50ms"}
 	srv, base := startBinary(t, env)
