@@ -341,3 +341,29 @@ func TestServe_ShutdownHandsBack(t *testing.T) {
 	}
 	t.Logf("done %v after the restart, with a 10-minute lease", time.Since(start).Round(time.Millisecond))
 }
+
+// TestServe_StartTogether starts three memgates at once on a fresh Neo4j, as a
+// scaled-out deployment does: each applies the schema, and all become ready (the
+// first run of this test found two of three exiting on an index another had just
+// created).
+func TestServe_StartTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	uri, _ := privateNeo4j(t)
+	env := map[string]string{"MEMGATE_NEO4J_URI": uri}
+	type started struct {
+		cmd  *exec.Cmd
+		base string
+	}
+	var all []started
+	for i := 0; i < 3; i++ {
+		cmd, base := launch(t, env)
+		all = append(all, started{cmd, base})
+	}
+	for _, s := range all {
+		waitStatus(t, s.base+"/readyz", http.StatusOK, 60*time.Second)
+		stopBinary(s.cmd)
+	}
+}

@@ -2,6 +2,7 @@ package neo4jstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -35,8 +36,16 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 		for i, stmt := range m.Statements {
 			// Schema commands run in auto-commit transactions; they cannot share a
 			// transaction with data writes.
-			if _, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, map[string]any{"dimensions": dimensions},
-				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			_, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, map[string]any{"dimensions": dimensions},
+				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database))
+			var neoErr *neo4j.Neo4jError
+			if errors.As(err, &neoErr) && neoErr.Code == "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists" {
+				// Another memgate starting at the same time created the same index or
+				// constraint between this statement's IF NOT EXISTS check and its own
+				// creation: what the statement asks for exists.
+				err = nil
+			}
+			if err != nil {
 				return db.storeError(fmt.Sprintf("schema %03d_%s statement %d", m.Version, m.Name, i+1), err)
 			}
 		}
