@@ -363,7 +363,7 @@ func TestServe_StartTogether(t *testing.T) {
 		all = append(all, started{cmd, base})
 	}
 	for _, s := range all {
-		waitStatus(t, s.base+"/readyz", http.StatusOK, 60*time.Second)
+		waitStatus(t, s.base+"/readyz", http.StatusOK, 2*time.Minute) // three schema runs on a fresh database
 		stopBinary(s.cmd)
 	}
 }
