@@ -31,8 +31,13 @@ func TestImport_Resumes(t *testing.T) {
 	c := client.New(base, "", requester)
 	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
 	req.Header.Set("X-Requester-Id", requester)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("creating the agent: %v %v", resp, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("creating the agent: %v", err)
+	}
+	resp.Body.Close() // an unread, unclosed body keeps its connection busy for good (goleak found it)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("creating the agent: %s", resp.Status)
 	}
 
 	const lines = 10_000
