@@ -9,6 +9,7 @@
 // transaction ends.
 CALL () {
   MATCH (c:Episodic)
+  USING INDEX c:Episodic(status, group_id)
   WHERE c.status IN ['queued', 'processing'] AND c.group_id STARTS WITH $scope
   WITH c ORDER BY c.created_at ASC, c.uuid ASC
   WITH c.group_id AS g, collect(c)[0] AS head
@@ -25,9 +26,15 @@ WITH e,
       OR (e.status = 'processing' AND e.lease_expires_at < $now))
      AND NOT EXISTS {
        MATCH (o:Episodic)
-       WHERE o.group_id = e.group_id AND o <> e AND o.status IN ['queued', 'processing']
-         AND (o.created_at < e.created_at OR (o.created_at = e.created_at AND o.uuid < e.uuid)
-              OR (o.status = 'processing' AND o.lease_expires_at >= $now))
+       USING INDEX o:Episodic(group_id, status, created_at)
+       WHERE o.group_id = e.group_id AND o.status IN ['queued', 'processing'] AND o.created_at <= e.created_at
+         AND o <> e AND (o.created_at < e.created_at OR o.uuid < e.uuid)
+     }
+     AND NOT EXISTS {
+       MATCH (o:Episodic)
+       USING INDEX o:Episodic(group_id, status, created_at)
+       WHERE o.group_id = e.group_id AND o.status = 'processing' AND o.created_at IS NOT NULL
+         AND o <> e AND o.lease_expires_at >= $now
      } AS claimable
 REMOVE e._lock
 WITH e, claimable
@@ -37,6 +44,7 @@ SET e.status = 'processing', e.lease_owner = $worker, e.lease_expires_at = $leas
 // The context of the extraction comes along: the space's latest processed episodes.
 RETURN e, COLLECT {
   MATCH (p:Episodic)
+  USING INDEX p:Episodic(group_id, status, created_at)
   WHERE p.group_id = e.group_id AND p.status = 'done' AND p.created_at < e.created_at
-  RETURN p ORDER BY p.created_at DESC LIMIT $context
+  RETURN p ORDER BY p.group_id DESC, p.status DESC, p.created_at DESC LIMIT $context
 } AS previous

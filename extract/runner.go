@@ -83,6 +83,7 @@ func (r *Runner) Run(ctx context.Context) {
 	places := 2 * r.Workers
 	jobs := make(chan job, places)
 	free := make(chan struct{}, places)
+	hungry := make(chan struct{}, 1) // a worker took the last leased episode
 	for range places {
 		free <- struct{}{}
 	}
@@ -98,12 +99,18 @@ func (r *Runner) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				if len(jobs) == 0 {
+					select {
+					case hungry <- struct{}{}:
+					default:
+					}
+				}
 				r.handle(ctx, j)
 				free <- struct{}{}
 			}
 		}()
 	}
-	r.claim(ctx, jobs, free)
+	r.claim(ctx, jobs, free, hungry)
 	close(jobs)
 	wg.Wait()
 }
@@ -123,17 +130,15 @@ func workerID() string {
 }
 
 // claim leases episodes for free places until ctx ends. The lease of each is kept
-// alive from the claim on, also while it waits for a worker.
-func (r *Runner) claim(ctx context.Context, jobs chan<- job, free chan struct{}) {
+// alive from the claim on, also while it waits for a worker. A claim costs about the
+// same for one place as for many (it reads the unfinished episodes of the scope, see
+// episode_claim), so while leased episodes still wait for workers the claimer lets
+// free places add up to one per worker and claims for them at once; when the workers
+// run out (hungry) it claims for whatever is free.
+func (r *Runner) claim(ctx context.Context, jobs chan job, free, hungry <-chan struct{}) {
 	wait := r.Poll
+	n := 0 // free places
 	for {
-		// Wait for one free place, then count the others.
-		select {
-		case <-ctx.Done():
-			return
-		case <-free:
-		}
-		n := 1
 		for more := true; more; {
 			select {
 			case <-free:
@@ -141,6 +146,16 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free chan struct{})
 			default:
 				more = false
 			}
+		}
+		if n == 0 || (n < r.Workers && len(jobs) > 0) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-free:
+				n++
+			case <-hungry:
+			}
+			continue
 		}
 		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		if err != nil && ctx.Err() == nil {
@@ -151,9 +166,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free chan struct{})
 			go r.keepLease(jctx, cancel, ep.Episode.UUID)
 			jobs <- job{Claimed: ep, ctx: jctx, cancel: cancel}
 		}
-		for i := len(eps); i < n; i++ {
-			free <- struct{}{}
-		}
+		n -= len(eps)
 		if len(eps) > 0 {
 			wait = r.Poll
 			continue

@@ -64,6 +64,12 @@ func (db *DB) SearchEpisodesPlan(ctx context.Context, query string, vis graph.Vi
 	return db.searchEpisodes(ctx, query, vis, graph.SearchFilter{}, limit, exactMax)
 }
 
+// NeighbourhoodsPlan is Neighbourhoods with the size limit of the exact plan given: 0
+// always asks the fulltext index, a number above the space's size reads the space.
+func (db *DB) NeighbourhoodsPlan(ctx context.Context, qs []graph.NeighbourhoodQuery, limit, exactMax int) ([]graph.Neighbourhood, error) {
+	return db.neighbourhoods(ctx, qs, limit, exactMax)
+}
+
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
 

@@ -18,7 +18,7 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 		rows[i] = map[string]any{
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
-			"name_terms": terms(e.Name + " " + e.Summary),
+			"name_terms": terms(e.Name + " " + e.Summary), "name_words": terms(e.Name),
 		}
 	}
 	return rows

@@ -169,20 +169,28 @@ func (db *DB) QueueDepth(ctx context.Context, scope string) (map[string]int, err
 }
 
 func (db *DB) Neighbourhoods(ctx context.Context, qs []graph.NeighbourhoodQuery, limit int) ([]graph.Neighbourhood, error) {
+	return db.neighbourhoods(ctx, qs, limit, exactSearchMax)
+}
+
+// neighbourhoods reads the entities of a space of at most exactMax entities itself,
+// and asks the fulltext index for a larger one (entity_neighbourhood).
+func (db *DB) neighbourhoods(ctx context.Context, qs []graph.NeighbourhoodQuery, limit, exactMax int) ([]graph.Neighbourhood, error) {
 	queries := make([]map[string]any, len(qs))
 	for i, q := range qs {
 		lower := make([]string, len(q.Names))
-		terms := []string{}
+		lucene, words := []string{}, []string{}
 		for j, n := range q.Names {
 			lower[j] = strings.ToLower(strings.TrimSpace(n))
 			if t := cypher.LuceneTerms(n); t != "" {
-				terms = append(terms, "name:("+t+")") // names only; summaries would add noise
+				lucene = append(lucene, "name:("+t+")") // names only; summaries would add noise
 			}
+			words = append(words, cypher.Words(n)...)
 		}
-		queries[i] = map[string]any{"group_id": q.GroupID, "lower_names": lower, "terms": terms}
+		queries[i] = map[string]any{"group_id": q.GroupID, "lower_names": lower, "terms": lucene,
+			"words": distinct(words, 64)}
 	}
 	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood",
-		map[string]any{"queries": queries, "limit": int64(limit)})
+		map[string]any{"queries": queries, "limit": int64(limit), "exact_max": int64(exactMax)})
 	if err != nil {
 		return nil, err
 	}
