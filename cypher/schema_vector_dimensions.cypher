@@ -1,3 +1,5 @@
-// The dimension each existing vector index was built for.
+// How memgate's vector indexes were built: the dimension, and whether they quantize.
 SHOW VECTOR INDEXES YIELD name, options
-RETURN name, options.indexConfig.`vector.dimensions` AS dimensions
+WHERE name IN ['entity_name_embedding', 'edge_fact_embedding']
+RETURN name, options.indexConfig.`vector.dimensions` AS dimensions,
+       coalesce(options.indexConfig.`vector.quantization.enabled`, false) AS quantized

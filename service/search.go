@@ -71,17 +71,21 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		}
 		scopes = append(scopes, sp)
 	}
-	if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
-		return nil, err
-	}
 	for _, target := range s.Auth.CraftedTargets(c.P, q.Query) {
 		ev := s.event(c, graph.AuditCraftedQuery, q.AgentID, target, "search text names a space outside the visible set")
 		if err := s.Audit.RecordAudit(ctx, ev); err != nil {
 			return nil, graph.Wrap(graph.EUNAVAILABLE, err, "could not record the audit event; retry later")
 		}
 	}
+	// The agent is looked up while the methods run (one round trip less): what they
+	// found is dropped when it does not exist. The visible set does not depend on it.
+	agent := make(chan error, 1)
+	go func() { _, err := s.Dir.GetAgent(ctx, q.AgentID); agent <- err }()
 	vis := s.Auth.VisibleForAgent(c.P, q.AgentID, scopes)
 	f, err := s.retrieve(ctx, q, vis, s.embed(ctx, q, include), include, limit)
+	if err := <-agent; err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +141,8 @@ type found struct {
 	walk     *graph.Walk
 }
 
-// retrieve runs every method that applies at once, each asked for twice the limit.
+// retrieve runs every method that applies at once, each asked for limit candidates
+// (twice as many when MMR is to choose among them).
 func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible, vector []float32,
 	include map[string]bool, limit int) (*found, error) {
 	var (
@@ -145,7 +150,10 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 		mu  sync.Mutex
 		run parallel
 	)
-	n := 2 * limit // candidates per method
+	n := limit
+	if q.MMR {
+		n = 2 * limit
+	}
 	q.Filter.WithEmbeddings = q.MMR
 	if q.Center != "" {
 		run.do(func() (err error) { f.walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
@@ -158,7 +166,7 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 		if vector != nil {
 			run.do(func() error {
 				hits, err := s.Find.FactsByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &f.facts, hits, err)
+				return collect(&mu, &f.facts, hits, s.optional(err))
 			})
 		}
 	}
@@ -170,7 +178,7 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 		if vector != nil {
 			run.do(func() error {
 				hits, err := s.Find.EntitiesByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &f.entities, hits, err)
+				return collect(&mu, &f.entities, hits, s.optional(err))
 			})
 		}
 	}
@@ -184,6 +192,16 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 		return nil, err
 	}
 	return &f, nil
+}
+
+// optional lets a search go on without the vector method when it fails (as while
+// Neo4j builds a vector index again, see 003_vector): the error is logged, and the
+// other methods answer.
+func (s *Service) optional(err error) error {
+	if err != nil {
+		s.Log.Warn("search runs without vectors: vector search failed", "err", err)
+	}
+	return nil
 }
 
 // ListFacts lists the facts of an agent's spaces the caller can see, newest first,

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/memgate/memgate/extract/llmtest"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
@@ -353,6 +355,22 @@ func TestServe_StartTogether(t *testing.T) {
 	t.Parallel()
 	uri, _ := privateNeo4j(t)
 	env := map[string]string{"MEMGATE_NEO4J_URI": uri}
+	// As an earlier memgate left it: the fact index quantized, which they must rebuild.
+	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+	cypher := func(q string) []*neo4j.Record {
+		t.Helper()
+		res, err := neo4j.ExecuteQuery(context.Background(), driver, q, nil, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return res.Records
+	}
+	cypher("CREATE VECTOR INDEX edge_fact_embedding FOR ()-[e:RELATES_TO]-() ON (e.fact_embedding) " +
+		"OPTIONS {indexConfig: {`vector.dimensions`: 256, `vector.quantization.enabled`: true}}")
 	type started struct {
 		cmd  *exec.Cmd
 		base string
@@ -365,5 +383,14 @@ func TestServe_StartTogether(t *testing.T) {
 	for _, s := range all {
 		waitStatus(t, s.base+"/readyz", http.StatusOK, 2*time.Minute) // three schema runs on a fresh database
 		stopBinary(s.cmd)
+	}
+	indexes := cypher("SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig.`vector.quantization.enabled` AS quantized ORDER BY name")
+	if len(indexes) != 2 {
+		t.Fatalf("%d vector indexes, want 2", len(indexes))
+	}
+	for _, r := range indexes {
+		if r.Values[1] != false {
+			t.Errorf("vector index %v: quantization %v, want false", r.Values[0], r.Values[1])
+		}
 	}
 }

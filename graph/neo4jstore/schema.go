@@ -14,22 +14,33 @@ import (
 // Migrate applies every schema statement (each is idempotent) and records the schema
 // version. dimensions is the embedder's vector size; Migrate refuses to run when an
 // existing vector index was built for another size, since mixing sizes would break
-// every vector search.
+// every vector search, and rebuilds one built quantized (see 003_vector).
 func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	migrations, err := cypher.Migrations()
 	if err != nil {
 		return err
 	}
-	existing, err := db.vectorDimensions(ctx)
+	existing, err := db.vectorIndexes(ctx)
 	if err != nil {
 		return err
 	}
-	for name, dims := range existing {
-		if dims != int64(dimensions) {
+	for name, ix := range existing {
+		if ix.dimensions != int64(dimensions) {
 			return graph.Errorf(graph.EINVALID,
 				"vector index %s was built for %d dimensions but embedder.dimensions is %d; "+
 					"drop the index (DROP INDEX %s) and re-embed, or set embedder.dimensions to %d",
-				name, dims, dimensions, name, dims)
+				name, ix.dimensions, dimensions, name, ix.dimensions)
+		}
+		if ix.quantized {
+			// Created by an earlier memgate; 003_vector creates it again unquantized, and
+			// Neo4j fills it from the stored vectors in the background (vector search
+			// fails until it is online).
+			// name is one of the two schema_vector_dimensions reads, not input.
+			db.log.WarnContext(ctx, "rebuilding a quantized vector index without quantization", "index", name)
+			if _, err := neo4j.ExecuteQuery(ctx, db.driver, "DROP INDEX "+name+" IF EXISTS", nil,
+				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+				return db.storeError("dropping vector index "+name, err)
+			}
 		}
 	}
 	for _, m := range migrations {
@@ -58,17 +69,24 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	return nil
 }
 
-func (db *DB) vectorDimensions(ctx context.Context) (map[string]int64, error) {
+// vectorIndex is how an existing vector index was built.
+type vectorIndex struct {
+	dimensions int64
+	quantized  bool
+}
+
+func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "schema_vector_dimensions", nil)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	out := map[string]vectorIndex{}
 	for _, r := range records {
 		name, _ := r.Get("name")
 		dims, _ := r.Get("dimensions")
+		quantized, _ := r.Get("quantized")
 		if n, ok := dims.(int64); ok {
-			out[fmt.Sprint(name)] = n
+			out[fmt.Sprint(name)] = vectorIndex{dimensions: n, quantized: quantized == true}
 		}
 	}
 	return out, nil

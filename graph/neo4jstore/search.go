@@ -90,8 +90,8 @@ func (db *DB) EntitiesByVector(ctx context.Context, v []float32, vis graph.Visib
 	return entityHits(records), err
 }
 
-// vectorSearch runs a vector query, asking the index for more candidates while the
-// group filter leaves fewer than limit of them and more may exist.
+// vectorSearch runs a vector query, asking the index for more candidates until limit
+// of the hits are above its cut (see fact_search_vector), or there are no more.
 func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]*neo4j.Record, error) {
 	if err := enumerated(vis); err != nil || len(v) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
@@ -103,14 +103,14 @@ func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis gr
 		if err != nil {
 			return nil, err
 		}
-		hits := 0
+		sure := 0
 		for _, r := range records {
-			if r.Values[0] != nil {
-				hits++
+			if above, _ := r.Get("above"); above == true {
+				sure++
 			}
 		}
 		indexed, _ := records[0].Get("indexed")
-		if hits >= limit || indexed != true || k == maxVectorCandidates {
+		if sure >= limit || indexed != true || k == maxVectorCandidates {
 			return records, nil
 		}
 	}
