@@ -32,10 +32,10 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 				name, ix.dimensions, dimensions, name, ix.dimensions)
 		}
 		if ix.quantized {
-			// Created by an earlier memgate; 003_vector creates it again unquantized, and
-			// Neo4j fills it from the stored vectors in the background (vector search
-			// fails until it is online).
-			// name is one of the two schema_vector_dimensions reads, not input.
+			// Created by an earlier memgate: dropped here, 003_vector creates it again
+			// unquantized, and Neo4j fills it from the stored vectors in the background
+			// (search runs without vectors meanwhile). name is one of the two names
+			// schema_vector_dimensions reads, never input.
 			db.log.WarnContext(ctx, "rebuilding a quantized vector index without quantization", "index", name)
 			if _, err := neo4j.ExecuteQuery(ctx, db.driver, "DROP INDEX "+name+" IF EXISTS", nil,
 				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
