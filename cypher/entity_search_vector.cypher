@@ -7,15 +7,11 @@ OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS n
   WITH n WHERE n.name_embedding IS NOT NULL AND {{entity_filter}}
-  RETURN n, vector.similarity.cosine(n.name_embedding, $embedding) AS score, true AS above ORDER BY score DESC LIMIT $limit
+  RETURN n, vector.similarity.cosine(n.name_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.vector.queryNodes('entity_name_embedding', $k, $embedding) YIELD node AS n, score AS approx
-  WITH collect([n, approx]) AS candidates, min(approx) AS floor
-  UNWIND candidates AS c
-  WITH c[0] AS n, c[1] AS approx, floor
+  CALL db.index.vector.queryNodes('entity_name_embedding', $k, $embedding) YIELD node AS n, score
   WHERE {{entity_filter}}
-  WITH n, approx > floor AS above
-  RETURN n, vector.similarity.cosine(n.name_embedding, $embedding) AS score, above ORDER BY score DESC LIMIT $limit
+  RETURN n, score ORDER BY score DESC LIMIT $limit
 }
-RETURN {{entity_row}}, score, above, size(visible) > $exact_max AS indexed
+RETURN {{entity_row}}, score, size(visible) > $exact_max AS indexed

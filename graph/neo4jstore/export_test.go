@@ -70,6 +70,13 @@ func (db *DB) NeighbourhoodsPlan(ctx context.Context, qs []graph.NeighbourhoodQu
 	return db.neighbourhoods(ctx, qs, limit, exactMax)
 }
 
+// FactsByVectorPlan is FactsByVector with the plan's size limit and the index's first
+// number of candidates given: exactMax 0 always asks the index.
+func (db *DB) FactsByVectorPlan(ctx context.Context, v []float32, vis graph.Visible, limit, exactMax, k int) ([]graph.FactHit, error) {
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k)
+	return factHits(records), err
+}
+
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
 

@@ -18,8 +18,8 @@ import (
 // per item, about 20 µs each on the benchmark machine, so a thousand cost about what
 // one query of the vector index does there (BENCHMARKS.md); above that it asks the
 // index for vectorCandidates, ranks them by exact cosine, and asks again for eight
-// times as many, up to maxVectorCandidates, until the limit-th hit beats the index's
-// last candidate (fact_search_vector). The index's search is approximate: among
+// times as many, up to maxVectorCandidates, while the group filter leaves fewer than
+// the limit. The index's search is approximate: among
 // thousands of near-equal facts ("... lives in Lisbon.") it misses some of the exact
 // top ten unless asked for many; on the benchmark's one-space shape recall@10 was
 // 0.895, 0.940 and 0.990 for 100, 200 and 400 candidates, so it is asked for 40 per
@@ -85,36 +85,38 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 }
 
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit)
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit, exactVectorMax, vectorCandidates(limit))
 	return factHits(records), err
 }
 
 func (db *DB) EntitiesByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
-	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit)
+	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit, exactVectorMax, vectorCandidates(limit))
 	return entityHits(records), err
 }
 
-// vectorSearch runs a vector query, asking the index for more candidates until limit
-// of the hits are above its cut (see fact_search_vector), or there are no more.
-func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]*neo4j.Record, error) {
+// vectorSearch runs a vector query: exact cosine over at most exactMax visible items,
+// else the index asked for k candidates, and for more while the group filter leaves
+// fewer than limit of them and more may exist.
+func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter,
+	limit, exactMax, k int) ([]*neo4j.Record, error) {
 	if err := enumerated(vis); err != nil || len(v) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	for k := vectorCandidates(limit); ; k *= 8 {
+	for ; ; k *= 8 {
 		k = min(k, maxVectorCandidates)
 		records, err := db.run(ctx, neo4j.AccessModeRead, name, searchParams(vis, f, limit, map[string]any{
-			"embedding": floats(v), "k": int64(k), "exact_max": int64(exactVectorMax)}))
+			"embedding": floats(v), "k": int64(k), "exact_max": int64(exactMax)}))
 		if err != nil {
 			return nil, err
 		}
-		sure := 0
+		hits := 0
 		for _, r := range records {
-			if above, _ := r.Get("above"); above == true {
-				sure++
+			if r.Values[0] != nil {
+				hits++
 			}
 		}
 		indexed, _ := records[0].Get("indexed")
-		if sure >= limit || indexed != true || k == maxVectorCandidates {
+		if hits >= limit || indexed != true || k == maxVectorCandidates {
 			return records, nil
 		}
 	}

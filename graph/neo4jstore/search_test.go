@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
@@ -71,5 +72,71 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 				t.Errorf("empty visible set: %d hits, %v", len(hits), err)
 			}
 		})
+	}
+}
+
+// Both plans of fact vector search on the same space: the same facts in the same
+// order, only from the visible set, even when another space holds hundreds of copies
+// of the best match (they fill the index's first candidates, and the search must ask
+// for more until the visible ones are surely among them).
+func TestFactsByVector_BothPlans(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	mine, theirs := graph.PrivateSpace("vec-a-"+run), graph.PrivateSpace("vec-b-"+run)
+	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
+	now := time.Now().UTC()
+	write := func(space graph.Space, texts ...string) []string {
+		vectors, _ := emb.Embed(ctx, texts)
+		a := &graph.EntityNode{UUID: uuid.NewString(), Name: "Alice", GroupID: space.GroupID(), CreatedAt: now}
+		b := &graph.EntityNode{UUID: uuid.NewString(), Name: "Acme", GroupID: space.GroupID(), CreatedAt: now}
+		var facts []*graph.Fact
+		var ids []string
+		for i, text := range texts {
+			f := &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: a.UUID, TargetUUID: b.UUID,
+				GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now, FactEmbedding: vectors[i]}
+			facts, ids = append(facts, f), append(ids, f.UUID)
+		}
+		if err := db.SaveGraph(ctx, []*graph.EntityNode{a, b}, facts); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	// Names of this run's own, so that no other test's facts come near the query.
+	alice, acme := "Alice"+run, "Acme"+run
+	best := alice + " works at " + acme + " as an engineer."
+	write(mine, best, alice+" left "+acme+" in March.", alice+" lives in Paris near "+acme+".",
+		acme+" makes rockets; "+alice+" builds them.", alice+" knows Bob from "+acme+".", alice+" plays chess.",
+		"The weather was grey.")
+	copies := make([]string, 300)
+	for i := range copies {
+		copies[i] = best
+	}
+	write(theirs, copies...)
+	q, _ := emb.Embed(ctx, []string{"Where does " + alice + " work? At " + acme + "?"})
+	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}}
+
+	exact, err := db.FactsByVectorPlan(ctx, q[0], vis, 5, 1000, 20)
+	if err != nil || len(exact) != 5 {
+		t.Fatalf("exact plan: %d hits, %v", len(exact), err)
+	}
+	index, err := db.FactsByVectorPlan(ctx, q[0], vis, 5, 0, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(index) != len(exact) {
+		t.Fatalf("index plan: %d hits, exact plan %d", len(index), len(exact))
+	}
+	for i := range exact {
+		if index[i].Fact.GroupID != mine.GroupID() {
+			t.Errorf("index plan hit %d from %s, outside the visible set", i, index[i].Fact.GroupID)
+		}
+		if index[i].Fact.UUID != exact[i].Fact.UUID {
+			t.Errorf("hit %d: index plan %q (%.4f), exact plan %q (%.4f)", i, index[i].Fact.Fact, index[i].Score,
+				exact[i].Fact.Fact, exact[i].Score)
+		}
+	}
+	if exact[0].Fact.Fact != best {
+		t.Errorf("best hit %q, want the fact about Alice's work", exact[0].Fact.Fact)
 	}
 }
