@@ -69,9 +69,9 @@ var queryNames = []string{
 	"principal_resolve", "principal_set_promoter",
 	"agent_create", "agent_get", "agent_set_owner", "agent_delete", "agent_share", "agent_unshare",
 	"team_create", "team_get", "team_member_set", "team_member_remove",
-	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return", "episode_complete",
+	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
-	"entities_save", "mentions_save", "facts_save",
+	"graph_save",
 	"fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "census", "fact_list",
 }

@@ -2,6 +2,7 @@ package neo4jstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -80,14 +81,12 @@ func (db *DB) FactsByVectorPlan(ctx context.Context, v []float32, vis graph.Visi
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
 
-// SaveGraph writes entities and facts as ingestion does (entities_save, facts_save),
-// without episodes or leases: the search benchmark's generator.
+// SaveGraph writes entities and facts as ingestion does (graph_save), without
+// episodes or leases: the search benchmark's generator.
 func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts []*graph.Fact) error {
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		if _, err := db.txRun(ctx, tx, "entities_save", map[string]any{"entities": entityRows(entities)}); err != nil {
-			return nil, err
-		}
-		return db.txRun(ctx, tx, "facts_save", map[string]any{"facts": factRows(facts)})
+		return db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities),
+			"mentions": []any{}, "facts": factRows(facts), "episodes": []any{}, "now": time.Now().UTC()})
 	})
 	return err
 }

@@ -115,25 +115,12 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			}
 			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges})
 		}
-		steps := []struct {
-			query  string
-			params map[string]any
-			skip   bool
-		}{
-			{"entities_save", map[string]any{"entities": entityRows(entities)}, len(entities) == 0},
-			{"mentions_save", map[string]any{"mentions": mentions, "now": now}, len(mentions) == 0},
-			{"facts_save", map[string]any{"facts": factRows(facts)}, len(facts) == 0},
-			{"episode_complete", map[string]any{"episodes": done}, len(done) == 0},
+		if len(done) == 0 {
+			return nil, nil
 		}
-		for _, s := range steps {
-			if s.skip {
-				continue
-			}
-			if _, err := db.txRun(ctx, tx, s.query, s.params); err != nil {
-				return nil, err
-			}
-		}
-		return nil, nil
+		_, err = db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities), "mentions": mentions,
+			"facts": factRows(facts), "episodes": done, "now": now})
+		return nil, err
 	})
 	if err != nil {
 		return nil, err

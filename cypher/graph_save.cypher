@@ -1,0 +1,44 @@
+// Everything one group commit saves, in one statement: the entities, the episodes'
+// mentions of them, the facts between them, and the episodes done. Each part keeps to
+// the space of what it writes; group_id is set last (see episodeParams).
+CALL () {
+  // New entities, and new summaries of existing ones. An entity is only ever matched
+  // within its own space.
+  UNWIND $entities AS x
+  MERGE (n:Entity {uuid: x.uuid})
+  ON CREATE SET n.name = x.name, n.created_at = x.created_at, n.group_id = x.group_id
+  WITH n, x
+  WHERE n.group_id = x.group_id
+  SET n.summary = x.summary, n.name_embedding = x.name_embedding, n.name_terms = x.name_terms,
+      n.name_words = x.name_words
+  SET n:$(x.labels)
+  SET n.group_id = x.group_id
+}
+CALL () {
+  // Episode -> entity mentions, each within the episode's own space.
+  UNWIND $mentions AS m
+  MATCH (ep:Episodic {uuid: m.episode}), (n:Entity {uuid: m.entity})
+  WHERE n.group_id = ep.group_id
+  MERGE (ep)-[r:MENTIONS]->(n)
+  ON CREATE SET r.uuid = randomUUID(), r.created_at = $now
+  SET r.group_id = ep.group_id
+}
+CALL () {
+  // New facts, and existing ones with more supporting episodes or new temporal bounds.
+  // Both ends must be entities of the fact's own space.
+  UNWIND $facts AS f
+  MATCH (s:Entity {uuid: f.source}), (t:Entity {uuid: f.target})
+  WHERE s.group_id = f.group_id AND t.group_id = f.group_id
+  MERGE (s)-[r:RELATES_TO {uuid: f.uuid}]->(t)
+  SET r.name = f.name, r.fact = f.fact, r.fact_embedding = f.fact_embedding, r.episodes = f.episodes,
+      r.created_at = f.created_at, r.expired_at = f.expired_at, r.valid_at = f.valid_at,
+      r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms
+  SET r.group_id = f.group_id
+}
+CALL () {
+  // The episodes, done.
+  UNWIND $episodes AS x
+  MATCH (e:Episodic {uuid: x.uuid})
+  SET e.status = 'done', e.entity_edges = x.entity_edges, e.last_error = '',
+      e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null
+}
