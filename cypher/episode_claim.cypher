@@ -41,7 +41,9 @@ WITH e, claimable
 WHERE claimable
 SET e.status = 'processing', e.lease_owner = $worker, e.lease_expires_at = $lease_until,
     e.attempts = coalesce(e.attempts, 0) + 1, e.retry_at = null
-// The context of the extraction comes along: the space's latest processed episodes.
+// The context of the extraction comes along: the space's latest processed episodes
+// (ordered by all the index's columns, so Neo4j reads the index backwards and stops
+// after $context instead of sorting the space's history).
 RETURN e, COLLECT {
   MATCH (p:Episodic)
   USING INDEX p:Episodic(group_id, status, created_at)
