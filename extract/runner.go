@@ -135,7 +135,7 @@ func workerID() string {
 // episode_claim), so while leased episodes still wait for workers the claimer lets
 // free places add up to one per worker and claims for them at once; when the workers
 // run out (hungry) it claims for whatever is free.
-func (r *Runner) claim(ctx context.Context, jobs chan job, free, hungry <-chan struct{}) {
+func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan struct{}) {
 	wait := r.Poll
 	n := 0 // free places
 	for {

@@ -17,13 +17,13 @@ import (
 // cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
 // per item, about 20 µs each on the benchmark machine, so a thousand cost about what
 // one query of the vector index does there (BENCHMARKS.md); above that it asks the
-// index for vectorCandidates, ranks them by exact cosine, and asks again for eight
-// times as many, up to maxVectorCandidates, while the group filter leaves fewer than
-// the limit. The index's search is approximate: among
-// thousands of near-equal facts ("... lives in Lisbon.") it misses some of the exact
-// top ten unless asked for many; on the benchmark's one-space shape recall@10 was
-// 0.895, 0.940 and 0.990 for 100, 200 and 400 candidates, so it is asked for 40 per
-// hit wanted.
+// index for vectorCandidates (its score is the exact cosine: the index is not
+// quantized, see 003_vector), and asks again for eight times as many, up to
+// maxVectorCandidates, while the group filter leaves fewer than the limit. The
+// index's search is approximate: among thousands of near-equal facts ("... lives in
+// Lisbon.") it misses some of the exact top ten unless asked for many; on the
+// benchmark's one-space shape recall@10 was 0.895, 0.940 and 0.990 for 100, 200 and
+// 400 candidates, so it is asked for 40 per hit wanted.
 const (
 	exactSearchMax      = 300
 	exactVectorMax      = 1000

@@ -86,21 +86,19 @@ func TestFactsByVector_BothPlans(t *testing.T) {
 	mine, theirs := graph.PrivateSpace("vec-a-"+run), graph.PrivateSpace("vec-b-"+run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	now := time.Now().UTC()
-	write := func(space graph.Space, texts ...string) []string {
+	write := func(space graph.Space, texts ...string) {
 		vectors, _ := emb.Embed(ctx, texts)
 		a := &graph.EntityNode{UUID: uuid.NewString(), Name: "Alice", GroupID: space.GroupID(), CreatedAt: now}
 		b := &graph.EntityNode{UUID: uuid.NewString(), Name: "Acme", GroupID: space.GroupID(), CreatedAt: now}
 		var facts []*graph.Fact
-		var ids []string
 		for i, text := range texts {
-			f := &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: a.UUID, TargetUUID: b.UUID,
-				GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now, FactEmbedding: vectors[i]}
-			facts, ids = append(facts, f), append(ids, f.UUID)
+			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: a.UUID,
+				TargetUUID: b.UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
+				FactEmbedding: vectors[i]})
 		}
 		if err := db.SaveGraph(ctx, []*graph.EntityNode{a, b}, facts); err != nil {
 			t.Fatal(err)
 		}
-		return ids
 	}
 	// Names of this run's own, so that no other test's facts come near the query.
 	alice, acme := "Alice"+run, "Acme"+run
