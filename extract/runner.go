@@ -67,8 +67,14 @@ const ContextEpisodes = 4
 // so workers never race each other for the same episode. There are twice as many
 // places as workers: the claimer leases the next episodes while the workers are busy,
 // so a worker that finishes finds its next episode waiting instead of waiting for a
-// claim. When ctx ends, the episodes in flight or waiting are handed back to the
-// queue at once; one this process dies with keeps its lease until it expires.
+// claim. A worker extracts and resolves, hands the result to the group commit, and
+// goes on to its next episode; its place goes to the claimer, and the episode keeps its
+// lease (so its space's next episode stays unclaimable) until the commit has saved it.
+// A commit costs nearly as much for one episode as for sixteen (index upkeep at
+// commit), so workers waiting on it would make commits small and leave the LLM idle;
+// at most maxBatch episodes wait for commits. When ctx ends, the episodes in flight or
+// waiting are handed back to the queue at once; one this process dies with keeps its
+// lease until it expires.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
 	// Group commit: one transaction saves the results of every worker waiting.
@@ -83,12 +89,12 @@ func (r *Runner) Run(ctx context.Context) {
 	places := 2 * r.Workers
 	jobs := make(chan job, places)
 	free := make(chan struct{}, places)
-	hungry := make(chan struct{}, 1) // a worker took the last leased episode
+	hungry := make(chan struct{}, 1)            // a worker took the last leased episode
+	committing := make(chan struct{}, maxBatch) // episodes handed to the group commit, not yet saved
 	for range places {
 		free <- struct{}{}
 	}
-	var wg sync.WaitGroup
-	var loops sync.WaitGroup
+	var wg, saving, loops sync.WaitGroup
 	for _, loop := range []func(context.Context){r.saves.run, reads.run} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(ctx) }()
@@ -105,21 +111,37 @@ func (r *Runner) Run(ctx context.Context) {
 					default:
 					}
 				}
-				r.handle(ctx, j)
+				j.start = time.Now()
+				w, err := r.prepare(ctx, j)
+				if err != nil {
+					r.finish(ctx, j, err)
+					free <- struct{}{}
+					continue
+				}
+				committing <- struct{}{}
 				free <- struct{}{}
+				saving.Add(1)
+				go func() {
+					defer saving.Done()
+					r.finish(ctx, j, r.save(j.ctx, w))
+					<-committing
+				}()
 			}
 		}()
 	}
 	r.claim(ctx, jobs, free, hungry)
 	close(jobs)
 	wg.Wait()
+	saving.Wait()
 }
 
-// job is a claimed episode whose lease is being kept alive until ctx ends.
+// job is a claimed episode whose lease is being kept alive until ctx ends, and when
+// its attempt began.
 type job struct {
 	graph.Claimed
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	start  time.Time
 }
 
 func workerID() string {
@@ -184,23 +206,44 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 	}
 }
 
-// handle runs one attempt and records the outcome.
-func (r *Runner) handle(ctx context.Context, j job) {
-	ep := j.Episode
-	start := time.Now()
-	defer j.cancel(nil)
+// prepare extracts and resolves a claimed episode: everything of an attempt but the
+// save.
+func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) {
 	if ctx.Err() != nil { // shutting down before the attempt began
-		r.giveBack(ctx, ep)
-		return
+		return nil, ctx.Err()
 	}
+	x, err := r.Extractor.Extract(j.ctx, j.Episode, j.Previous)
+	if err != nil {
+		return nil, fmt.Errorf("extraction: %w", err)
+	}
+	w, err := r.Resolver.Resolve(j.ctx, j.Episode, Clean(x, r.Types))
+	if err != nil {
+		return nil, fmt.Errorf("resolution: %w", err)
+	}
+	return w, nil
+}
 
-	err := r.Process(j.ctx, ep, j.Previous)
+// save writes a resolved episode in the next group commit and marks it done.
+func (r *Runner) save(ctx context.Context, w *graph.GraphWrite) error {
+	saved, err := r.saves.call(ctx, w)
+	if err != nil {
+		return err
+	}
+	return saved
+}
+
+// finish records the outcome of an attempt: done, handed back (shutting down), lost
+// to another worker, or released to be retried or failed.
+func (r *Runner) finish(ctx context.Context, j job, err error) {
+	ep := j.Episode
+	defer j.cancel(nil)
 	switch {
 	case err == nil:
+		took := time.Since(j.start)
 		r.Metrics.Processed.Add(1)
-		r.Metrics.ProcessingNano.Add(int64(time.Since(start)))
+		r.Metrics.ProcessingNano.Add(int64(took))
 		r.Log.Info("episode processed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
-			"ms", time.Since(start).Milliseconds())
+			"ms", took.Milliseconds())
 		return
 	case ctx.Err() != nil:
 		// Shutting down: hand the episode back at once, so another process need not
@@ -246,23 +289,6 @@ func (r *Runner) release(ctx context.Context, ep *graph.Episode, reason string, 
 	if err := r.Queue.Release(releaseCtx, ep.UUID, r.id, truncate(reason, 500), retryAt); err != nil {
 		r.Log.Warn("releasing an episode", "episode", ep.UUID, "error", err.Error())
 	}
-}
-
-// Process extracts, resolves and saves one claimed episode.
-func (r *Runner) Process(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) error {
-	x, err := r.Extractor.Extract(ctx, ep, previous)
-	if err != nil {
-		return fmt.Errorf("extraction: %w", err)
-	}
-	w, err := r.Resolver.Resolve(ctx, ep, Clean(x, r.Types))
-	if err != nil {
-		return fmt.Errorf("resolution: %w", err)
-	}
-	saved, err := r.saves.call(ctx, w)
-	if err != nil {
-		return err
-	}
-	return saved
 }
 
 // keepLease renews the lease at a third of its length; when it is lost the attempt is
