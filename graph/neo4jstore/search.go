@@ -17,20 +17,32 @@ import (
 // cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
 // per item, about 20 µs each on the benchmark machine, so a thousand cost about what
 // one query of the vector index does there (BENCHMARKS.md); above that it asks the
-// index for vectorCandidates (its score is the exact cosine: the index is not
-// quantized, see 003_vector), and asks again for eight times as many, up to
-// maxVectorCandidates, while the group filter leaves fewer than the limit. The
-// index's search is approximate: among thousands of near-equal facts ("... lives in
-// Lisbon.") it misses some of the exact top ten unless asked for many; on the
-// benchmark's one-space shape recall@10 was 0.895, 0.940 and 0.990 for 100, 200 and
-// 400 candidates, so it is asked for 40 per hit wanted.
+// index for candidates (its score is the exact cosine: the index is not quantized, see
+// 003_vector) and keeps the visible ones.
+//
+// Facts: the index's search is approximate, and among thousands of near-equal facts
+// ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
+// on the benchmark's one-space shape recall@10 was 0.895, 0.940 and 0.990 for 100, 200
+// and 400 candidates, so it is asked for 40 per hit wanted, and for eight times as
+// many, up to maxVectorCandidates, while the group filter leaves fewer than the limit.
+//
+// Entities are asked for 10 per hit wanted, once. The same names recur in many spaces
+// ("Lisbon" in a thousand agents' memories) and one name is one vector, so the
+// nearest entities may all be other spaces' copies of a name the query contains,
+// which the entity fulltext method finds anyway. On the one-space shape, where the
+// other shape's thousand agents share the index, the share of the exact top ten found
+// was 0.71, 0.77, 0.78 and 0.78 for 50, 100, 200 and 400 candidates, and asking for
+// thousands more until ten visible ones came back made entity vector search's p99
+// 92 ms instead of 24.
 const (
 	exactSearchMax      = 300
 	exactVectorMax      = 1000
 	maxVectorCandidates = 4096
 )
 
-func vectorCandidates(limit int) int { return max(40*limit, 400) }
+func factCandidates(limit int) int { return max(40*limit, 400) }
+
+func entityCandidates(limit int) int { return max(10*limit, 100) }
 
 // searchParams are the parameters every search query takes: the visible set, the
 // limit and the filters of _fact_filter and _entity_filter.
@@ -85,25 +97,26 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 }
 
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit, exactVectorMax, vectorCandidates(limit))
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit, exactVectorMax, factCandidates(limit), maxVectorCandidates)
 	return factHits(records), err
 }
 
 func (db *DB) EntitiesByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
-	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit, exactVectorMax, vectorCandidates(limit))
+	k := entityCandidates(limit)
+	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit, exactVectorMax, k, k)
 	return entityHits(records), err
 }
 
 // vectorSearch runs a vector query: exact cosine over at most exactMax visible items,
-// else the index asked for k candidates, and for more while the group filter leaves
-// fewer than limit of them and more may exist.
+// else the index asked for k candidates, and for more, up to maxK, while the group
+// filter leaves fewer than limit of them.
 func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter,
-	limit, exactMax, k int) ([]*neo4j.Record, error) {
+	limit, exactMax, k, maxK int) ([]*neo4j.Record, error) {
 	if err := enumerated(vis); err != nil || len(v) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
 	for ; ; k *= 8 {
-		k = min(k, maxVectorCandidates)
+		k = min(k, maxK)
 		records, err := db.run(ctx, neo4j.AccessModeRead, name, searchParams(vis, f, limit, map[string]any{
 			"embedding": floats(v), "k": int64(k), "exact_max": int64(exactMax)}))
 		if err != nil {
@@ -116,7 +129,7 @@ func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis gr
 			}
 		}
 		indexed, _ := records[0].Get("indexed")
-		if hits >= limit || indexed != true || k == maxVectorCandidates {
+		if hits >= limit || indexed != true || k == maxK {
 			return records, nil
 		}
 	}
