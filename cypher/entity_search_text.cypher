@@ -1,10 +1,11 @@
 // Text search over entities (name and summary) within the visible set. Two plans, as
 // episode_search: BM25 over the visible entities themselves (name_terms) when there
-// are at most $exact_max, else the node_name_and_summary fulltext index, filtered.
+// are at most $exact_max, else the node_name_and_summary fulltext index, filtered, asked
+// for as many as $options says (see episode_search).
 MATCH (v:Entity) WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
-CALL (visible) {
+OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS n
   WITH n WHERE {{entity_filter}}
@@ -13,8 +14,8 @@ CALL (visible) {
   RETURN x AS n, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.fulltext.queryNodes('node_name_and_summary', $query) YIELD node AS n, score
+  CALL db.index.fulltext.queryNodes('node_name_and_summary', $query, $options) YIELD node AS n, score
   WHERE n:Entity AND {{entity_filter}}
   RETURN n, score LIMIT $limit
 }
-RETURN {{entity_row}}, score
+RETURN {{entity_row}}, score, size(visible) > $exact_max AS indexed

@@ -9,12 +9,15 @@
 // reading the visible episodes themselves costs less (BENCHMARKS.md).
 //
 // index, more than that: the episode_content fulltext index (BM25 over the whole
-// index), every hit checked against the visible set in score order. The procedure
-// yields hits best first, so the filter and the limit stream.
+// index), every hit checked against the visible set in score order. $options limits
+// the hits the index ranks ({limit: n}, or {} for all of them): ranking every match of
+// a common word costs more than the rest of the query, so the caller asks for a few
+// candidates first and again for more while the filter leaves fewer than $limit
+// (indexed is true).
 MATCH (v:Episodic) WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
-CALL (visible) {
+OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS x
   WITH x WHERE {{episode_filter}}
@@ -23,9 +26,9 @@ CALL (visible) {
   RETURN x AS e, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.fulltext.queryNodes('episode_content', $query) YIELD node AS e, score
+  CALL db.index.fulltext.queryNodes('episode_content', $query, $options) YIELD node AS e, score
   WITH e AS x, score
   WHERE {{episode_filter}}
   RETURN x AS e, score LIMIT $limit
 }
-RETURN e, score
+RETURN e, score, size(visible) > $exact_max AS indexed

@@ -1,11 +1,12 @@
 // Text search over facts (relation name and sentence) within the visible set, with the
 // temporal and other filters of _fact_filter. Two plans, as episode_search: BM25 over
 // the visible facts themselves (fact_terms) when there are at most $exact_max, else
-// the edge_name_and_fact fulltext index with every hit checked in score order.
+// the edge_name_and_fact fulltext index with every hit checked in score order, asked
+// for as many as $options says (see episode_search).
 MATCH ()-[v:RELATES_TO]->() WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
-CALL (visible) {
+OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS r
   WITH r WHERE {{fact_filter}}
@@ -14,8 +15,8 @@ CALL (visible) {
   RETURN x AS r, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
-  CALL db.index.fulltext.queryRelationships('edge_name_and_fact', $query) YIELD relationship AS r, score
+  CALL db.index.fulltext.queryRelationships('edge_name_and_fact', $query, $options) YIELD relationship AS r, score
   WHERE {{fact_filter}}
   RETURN r, score LIMIT $limit
 }
-RETURN {{fact_row}}, score
+RETURN {{fact_row}}, score, size(visible) > $exact_max AS indexed

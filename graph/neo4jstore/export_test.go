@@ -74,7 +74,7 @@ func (db *DB) NeighbourhoodsPlan(ctx context.Context, qs []graph.NeighbourhoodQu
 // FactsByVectorPlan is FactsByVector with the plan's size limit and the index's first
 // number of candidates given: exactMax 0 always asks the index.
 func (db *DB) FactsByVectorPlan(ctx context.Context, v []float32, vis graph.Visible, limit, exactMax, k int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k, maxVectorCandidates)
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k, maxCandidates)
 	return factHits(records), err
 }
 

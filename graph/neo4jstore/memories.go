@@ -133,6 +133,9 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	}
 	out := make([]graph.ScoredEpisode, 0, len(records))
 	for _, r := range records {
+		if r.Values[0] == nil {
+			continue // OPTIONAL CALL's row when nothing was found
+		}
 		score, _ := r.Values[1].(float64)
 		out = append(out, graph.ScoredEpisode{Episode: episodeFromNode(r.Values[0].(neo4j.Node)), Score: score})
 	}

@@ -32,7 +32,11 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 	once := write(mine, "Bought new beans for the office machine, some paper filters and coffee cups too.")
 	shouting := write(mine, "COFFEE!")
 	write(mine, "The coffeehouse on the corner closed; we met in the garden instead.")
-	write(theirs, "coffee coffee coffee, the other agent's coffee")
+	// The other agent's episodes outscore mine, and there are more of them than the
+	// index plan's first candidates: it must ask again for more.
+	for range 100 {
+		write(theirs, "coffee coffee coffee, the other agent's coffee")
+	}
 	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}}
 
 	for _, plan := range []struct {
