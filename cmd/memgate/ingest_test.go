@@ -355,7 +355,8 @@ func TestServe_StartTogether(t *testing.T) {
 	t.Parallel()
 	uri, _ := privateNeo4j(t)
 	env := map[string]string{"MEMGATE_NEO4J_URI": uri}
-	// As an earlier memgate left it: the fact index quantized, which they must rebuild.
+	// As earlier memgates left them, which they must rebuild: the fact index
+	// quantized, the entity index unquantized with Neo4j's HNSW settings.
 	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +372,8 @@ func TestServe_StartTogether(t *testing.T) {
 	}
 	cypher("CREATE VECTOR INDEX edge_fact_embedding FOR ()-[e:RELATES_TO]-() ON (e.fact_embedding) " +
 		"OPTIONS {indexConfig: {`vector.dimensions`: 256, `vector.quantization.enabled`: true}}")
+	cypher("CREATE VECTOR INDEX entity_name_embedding FOR (n:Entity) ON (n.name_embedding) " +
+		"OPTIONS {indexConfig: {`vector.dimensions`: 256, `vector.quantization.enabled`: false}}")
 	type started struct {
 		cmd  *exec.Cmd
 		base string
@@ -384,13 +387,14 @@ func TestServe_StartTogether(t *testing.T) {
 		waitStatus(t, s.base+"/readyz", http.StatusOK, 2*time.Minute) // three schema runs on a fresh database
 		stopBinary(s.cmd)
 	}
-	indexes := cypher("SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig.`vector.quantization.enabled` AS quantized ORDER BY name")
+	indexes := cypher("SHOW VECTOR INDEXES YIELD name, options RETURN name, [options.indexConfig.`vector.quantization.enabled`, " +
+		"options.indexConfig.`vector.hnsw.m`, options.indexConfig.`vector.hnsw.ef_construction`] ORDER BY name")
 	if len(indexes) != 2 {
 		t.Fatalf("%d vector indexes, want 2", len(indexes))
 	}
 	for _, r := range indexes {
-		if r.Values[1] != false {
-			t.Errorf("vector index %v: quantization %v, want false", r.Values[0], r.Values[1])
+		if got := fmt.Sprint(r.Values[1]); got != "[false 32 200]" {
+			t.Errorf("vector index %v: quantization, m, ef_construction %s, want [false 32 200]", r.Values[0], got)
 		}
 	}
 }

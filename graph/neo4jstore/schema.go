@@ -14,7 +14,8 @@ import (
 // Migrate applies every schema statement (each is idempotent) and records the schema
 // version. dimensions is the embedder's vector size; Migrate refuses to run when an
 // existing vector index was built for another size, since mixing sizes would break
-// every vector search, and rebuilds one built quantized (see 003_vector).
+// every vector search, and rebuilds one built quantized or with other HNSW settings
+// (see 003_vector).
 func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	migrations, err := cypher.Migrations()
 	if err != nil {
@@ -31,12 +32,13 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 					"drop the index (DROP INDEX %s) and re-embed, or set embedder.dimensions to %d",
 				name, ix.dimensions, dimensions, name, ix.dimensions)
 		}
-		if ix.quantized {
+		if ix.quantized || ix.m != hnswM || ix.efConstruction != hnswEfConstruction {
 			// Created by an earlier memgate: dropped here, 003_vector creates it again
-			// unquantized, and Neo4j fills it from the stored vectors in the background
-			// (search runs without vectors meanwhile). name is one of the two names
-			// schema_vector_dimensions reads, never input.
-			db.log.WarnContext(ctx, "rebuilding a quantized vector index without quantization", "index", name)
+			// as it is now, and Neo4j fills it from the stored vectors in the
+			// background (search runs without vectors meanwhile). name is one of the
+			// two names schema_vector_dimensions reads, never input.
+			db.log.WarnContext(ctx, "rebuilding a vector index built with other settings", "index", name,
+				"quantized", ix.quantized, "hnsw_m", ix.m, "hnsw_ef_construction", ix.efConstruction)
 			if _, err := neo4j.ExecuteQuery(ctx, db.driver, "DROP INDEX "+name+" IF EXISTS", nil,
 				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
 				return db.storeError("dropping vector index "+name, err)
@@ -47,7 +49,8 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 		for i, stmt := range m.Statements {
 			// Schema commands run in auto-commit transactions; they cannot share a
 			// transaction with data writes.
-			_, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, map[string]any{"dimensions": dimensions},
+			_, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, map[string]any{"dimensions": dimensions,
+				"hnsw_m": hnswM, "hnsw_ef_construction": hnswEfConstruction},
 				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database))
 			var neoErr *neo4j.Neo4jError
 			if errors.As(err, &neoErr) && neoErr.Code == "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists" {
@@ -69,10 +72,16 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	return nil
 }
 
+// The HNSW settings of the vector indexes; 003_vector says why.
+const (
+	hnswM              = 32
+	hnswEfConstruction = 200
+)
+
 // vectorIndex is how an existing vector index was built.
 type vectorIndex struct {
-	dimensions int64
-	quantized  bool
+	dimensions, m, efConstruction int64
+	quantized                     bool
 }
 
 func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error) {
@@ -85,8 +94,10 @@ func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error)
 		name, _ := r.Get("name")
 		dims, _ := r.Get("dimensions")
 		quantized, _ := r.Get("quantized")
+		m, _ := r.Get("m")
+		ef, _ := r.Get("ef_construction")
 		if n, ok := dims.(int64); ok {
-			out[fmt.Sprint(name)] = vectorIndex{dimensions: n, quantized: quantized == true}
+			out[fmt.Sprint(name)] = vectorIndex{dimensions: n, quantized: quantized == true, m: num(m), efConstruction: num(ef)}
 		}
 	}
 	return out, nil

@@ -33,7 +33,8 @@ import org.neo4j.kernel.api.impl.index.LuceneSettings;
  * vector query searches each segment. After the search benchmark wrote its two
  * corpora, the fact index had 47 segments and asking it for 400 candidates took 55 to
  * 89 ms p50; with 8, it had 7 segments and took 22 to 25 ms, for about a third more
- * time writing them.
+ * time writing them. Fewer, larger segments need a better linked HNSW graph to keep
+ * recall: see cypher/schema/003_vector.cypher.
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
