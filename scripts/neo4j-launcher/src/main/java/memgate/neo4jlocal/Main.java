@@ -15,7 +15,6 @@ import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
-import org.neo4j.kernel.api.impl.index.LuceneSettings;
 
 /**
  * Runs a real Neo4j Community database in this JVM with a Bolt connector on loopback,
@@ -24,17 +23,7 @@ import org.neo4j.kernel.api.impl.index.LuceneSettings;
  *
  * Settings come from the environment (scripts/neo4j-local sets them):
  * NEO4J_LOCAL_BOLT_PORT (7687), NEO4J_LOCAL_HTTP_PORT (7474, 0 = no Browser),
- * NEO4J_LOCAL_DATA (.data/neo4j), NEO4J_LOCAL_PAGECACHE_MB (256),
- * NEO4J_LOCAL_VECTOR_MERGE_FACTOR (8).
- *
- * <p>The vector merge factor is Neo4j's internal
- * internal.dbms.index.vector.standard_merge_factor (50 by default): a vector index
- * merges its Lucene segments only when that many of one size have piled up, and every
- * vector query searches each segment. After the search benchmark wrote its two
- * corpora, the fact index had 47 segments and asking it for 400 candidates took 55 to
- * 89 ms p50; with 8, it had 7 segments and took 22 to 25 ms, for about a third more
- * time writing them. Fewer, larger segments need a better linked HNSW graph to keep
- * recall: see cypher/schema/003_vector.cypher.
+ * NEO4J_LOCAL_DATA (.data/neo4j), NEO4J_LOCAL_PAGECACHE_MB (256).
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
@@ -56,7 +45,6 @@ public final class Main {
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCache)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "1 files")
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
-                .setConfig(LuceneSettings.vector_standard_merge_factor, intEnv("NEO4J_LOCAL_VECTOR_MERGE_FACTOR", 8))
                 .build();
 
         HttpServer browser = httpPort > 0 ? serveBrowser(httpPort, boltPort) : null;
