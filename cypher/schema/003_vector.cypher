@@ -9,11 +9,11 @@
 // not Neo4j's 16 and 100. Lucene keeps an index in segments, one HNSW graph each,
 // searched one by one; the benchmark's 200,000 facts are full of near-equal ones, and
 // where a few small segments are searched almost exhaustively, one large graph
-// misses: when Neo4j was made to merge sooner, most facts ended in one segment and
-// the one-space shape's recall@10 at 400 candidates fell from 0.985 to 0.275 with 16
-// and 100, 0.64 with 32 and 200. Neo4j merges by its own policy, so an index grows
-// into large segments in time; these settings make them less blind, for about a
-// third more time writing. Migrate rebuilds an index built otherwise.
+// misses: once most facts had been merged into one segment, the one-space shape's
+// recall@10 at 400 candidates fell from 0.985 to 0.275 with 16 and 100, and was 0.64
+// to 0.71 with 32 and 200. Neo4j merges by its own policy, so an index grows into
+// large segments in time; these settings make them less blind, for about a third
+// more time writing. Migrate rebuilds an index built otherwise.
 CREATE VECTOR INDEX entity_name_embedding IF NOT EXISTS
   FOR (n:Entity) ON (n.name_embedding)
   OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',

@@ -26,8 +26,9 @@ import (
 // Facts: the index's search is approximate, and among thousands of near-equal facts
 // ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
 // on the benchmark's one-space shape recall@10 was 0.895, 0.940 and 0.990 for 100, 200
-// and 400 candidates, so it is asked for 40 per hit wanted, and for eight times as
-// many, up to maxCandidates, while the group filter leaves fewer than the limit.
+// and 400 candidates while the index was in many small segments (far less once merged
+// into one, see 003_vector), so it is asked for 40 per hit wanted, and for eight times
+// as many, up to maxCandidates, while the group filter leaves fewer than the limit.
 //
 // Entities are asked for 10 per hit wanted, once. The same names recur in many spaces
 // ("Lisbon" in a thousand agents' memories) and one name is one vector, so the
