@@ -54,7 +54,7 @@ func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
 	return &extract.Runner{
 		Queue: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
 		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Judge: llm, Now: time.Now},
-		Workers:  workers, Lease: 15 * time.Second, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
+		Workers:  workers, Lease: time.Minute, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
 		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
 	}
 }
