@@ -9,7 +9,9 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -53,11 +55,10 @@ type searchCorpus struct {
 }
 
 // generate writes facts spread over agents (half of each agent's facts private, half
-// public), with entities per agent for its facts, embedded with the hashing embedder
-// memgate runs without an LLM. It returns what the benchmark searches: agent 0.
-func generate(b *testing.B, db *neo4jstore.DB, run string, agents, facts int) *searchCorpus {
+// public), with entities per agent for its facts, embedded with emb. It returns what
+// the benchmark searches: agent 0.
+func generate(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, run string, agents, facts int) *searchCorpus {
 	ctx := context.Background()
-	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	r := rand.New(rand.NewSource(int64(agents)))
 	perAgent := facts / agents
 	c := &searchCorpus{agent: fmt.Sprintf("sb-%s-%04d", run, 0)}
@@ -131,7 +132,14 @@ func generate(b *testing.B, db *neo4jstore.DB, run string, agents, facts int) *s
 		for _, f := range fs {
 			texts = append(texts, f.Fact)
 		}
-		vectors, _ := emb.Embed(ctx, texts)
+		var vectors [][]float32
+		for lo := 0; lo < len(texts); lo += 1000 { // a provider takes at most 2,048 inputs per call
+			v, err := emb.Embed(ctx, texts[lo:min(lo+1000, len(texts))])
+			if err != nil {
+				b.Fatalf("embedding the corpus: %v", err)
+			}
+			vectors = append(vectors, v...)
+		}
 		for i, e := range entities {
 			e.NameEmbedding = vectors[i]
 			if a == 0 && e.Type == "Person" {
@@ -168,7 +176,10 @@ func recall(b *testing.B, db *neo4jstore.DB, c *searchCorpus, emb extract.Embedd
 	}
 	total, found := 0, 0
 	for _, q := range c.queries {
-		v, _ := emb.Embed(ctx, []string{q})
+		v, err := emb.Embed(ctx, []string{q})
+		if err != nil {
+			b.Fatal(err)
+		}
 		exact := make([]float64, len(c.facts))
 		for i, f := range c.facts {
 			exact[i] = cos(v[0], f.FactEmbedding)
@@ -199,26 +210,49 @@ func cos(a, b []float32) float64 {
 
 var corpora = map[string]*searchCorpus{}
 
+// benchEmbedder is the embedder the hybrid benchmark embeds with: memgate's openai
+// embedder when MEMGATE_BENCH_EMBEDDER_URL names an OpenAI-compatible endpoint
+// (scripts/bench starts scripts/embedder-local, a real sentence model), with
+// MEMGATE_BENCH_EMBEDDER_MODEL and _DIMENSIONS; else the offline hashing embedder.
+// The name is the model's, or hashing.
+func benchEmbedder(b *testing.B) (emb extract.Embedder, name string, dimensions int) {
+	url, model := os.Getenv("MEMGATE_BENCH_EMBEDDER_URL"), os.Getenv("MEMGATE_BENCH_EMBEDDER_MODEL")
+	switch {
+	case url == "" && model != "":
+		b.Fatal("MEMGATE_BENCH_EMBEDDER_MODEL is set without MEMGATE_BENCH_EMBEDDER_URL (did the model server start?)")
+	case url == "":
+		return extract.Hashing{Dimensions: neo4jtest.Dimensions}, "hashing", neo4jtest.Dimensions
+	}
+	dims, err := strconv.Atoi(os.Getenv("MEMGATE_BENCH_EMBEDDER_DIMENSIONS"))
+	if err != nil {
+		b.Fatalf("MEMGATE_BENCH_EMBEDDER_DIMENSIONS: %v", err)
+	}
+	return extract.NewOpenAI(extract.OpenAIOptions{BaseURL: url, Model: model, Timeout: 5 * time.Minute,
+		MaxConcurrency: 1, MaxRetries: 2, Dimensions: dims, Metrics: &extract.Metrics{}, Log: neo4jtest.Logger(b)}, nil), model, dims
+}
+
 // BenchmarkHybridSearch measures search over 100,000 generated facts in two shapes:
 // spread over 1,000 agents, and all in one agent's spaces. Side by side in each: the
 // search endpoint (POST /v1/memories/search through the HTTP handler, every method
 // fused), each retrieval method alone, and Graphiti's query shape for fact
 // similarity (cosine over every fact of the visible groups, no index) as the
 // reference. It also reports the recall@10 of the vector path against exact cosine.
+// The queries are embedded once beforehand for the methods alone; the search endpoint
+// embeds its query with the embedder, as in service.
 func BenchmarkHybridSearch(b *testing.B) {
-	db := neo4jtest.DB(b)
+	emb, embedder, dims := benchEmbedder(b)
+	db := neo4jtest.DBWith(b, dims)
 	ctx := context.Background()
-	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	for _, shape := range []struct {
 		name          string
 		agents, facts int
 	}{{"1000-agents", 1000, 100_000}, {"one-space", 1, 100_000}} {
-		b.Run(shape.name, func(b *testing.B) {
+		b.Run(shape.name+"-"+embedder, func(b *testing.B) {
 			// Go runs a benchmark body once with b.N = 1 before the measured run: the
 			// corpus is written once per shape and process.
 			if corpora[shape.name] == nil {
 				run := uuid.NewString()[:8]
-				c := generate(b, db, run, shape.agents, shape.facts)
+				c := generate(b, db, emb, run, shape.agents, shape.facts)
 				c.owner = "sb-owner-" + run
 				if err := db.CreateAgent(ctx, &graph.Agent{ID: c.agent, OwnerID: c.owner, CreatedAt: time.Now()}, neo4jtest.AuditEvent(run)()); err != nil {
 					b.Fatal(err)
@@ -239,12 +273,14 @@ func BenchmarkHybridSearch(b *testing.B) {
 			}))
 			defer srv.Close()
 			vis := graph.Visible{GroupIDs: c.visible}
+			vectors, err := emb.Embed(ctx, c.queries)
+			if err != nil {
+				b.Fatal(err)
+			}
 			i := 0
 			next := func() (string, []float32) {
 				i++
-				q := c.queries[i%len(c.queries)]
-				v, _ := emb.Embed(ctx, []string{q})
-				return q, v[0]
+				return c.queries[i%len(c.queries)], vectors[i%len(c.queries)]
 			}
 			none := graph.SearchFilter{}
 			sideBySide(b,
@@ -294,6 +330,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 			)
 			b.ReportMetric(recall(b, db, c, emb), "recall@10")
 			b.ReportMetric(float64(len(c.facts)), "visible-facts")
+			b.ReportMetric(float64(dims), "dimensions")
 		})
 	}
 }

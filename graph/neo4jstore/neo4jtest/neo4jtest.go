@@ -74,13 +74,21 @@ func resolve() (string, string) {
 }
 
 var (
-	migrateOnce sync.Once
-	migrateErr  error
+	migrateOnce       sync.Once
+	migrateErr        error
+	migrateDimensions int
 )
 
 // DB returns a store on the test database with the schema applied, closed when the
 // test ends. Tests isolate themselves with fresh random ids, never by wiping data.
 func DB(tb testing.TB) *neo4jstore.DB {
+	tb.Helper()
+	return DBWith(tb, Dimensions)
+}
+
+// DBWith is DB with vector indexes of the given size, for a benchmark embedding with
+// another model; a test process migrates its database for one size only.
+func DBWith(tb testing.TB, dimensions int) *neo4jstore.DB {
 	tb.Helper()
 	db, err := neo4jstore.Open(Options(tb), Logger(tb))
 	if err != nil {
@@ -94,10 +102,13 @@ func DB(tb testing.TB) *neo4jstore.DB {
 	migrateOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		migrateErr = db.Migrate(ctx, Dimensions)
+		migrateErr, migrateDimensions = db.Migrate(ctx, dimensions), dimensions
 	})
 	if migrateErr != nil {
 		tb.Fatalf("migrating the test database: %v", migrateErr)
+	}
+	if dimensions != migrateDimensions {
+		tb.Fatalf("the test database was migrated for %d dimensions, not %d", migrateDimensions, dimensions)
 	}
 	return db
 }

