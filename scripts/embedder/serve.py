@@ -78,7 +78,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         if self.path.rstrip("/") != "/v1/embeddings":
             return self.fail(404, "no such route")
-        length = int(self.headers.get("Content-Length") or 0)
+        length = self.headers.get("Content-Length", "")
+        length = int(length) if length.isdigit() else 0
         if length <= 0 or length > MAX_BODY:
             return self.fail(400, "the body must be JSON of at most 32 MiB")
         try:
