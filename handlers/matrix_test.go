@@ -262,7 +262,8 @@ func TestMatrix(t *testing.T) {
 			forbidden[w.principal(c.Principal).requester]++
 		}
 		if got != c.Want {
-			t.Errorf("%s %s %s = %s, want %s", c.Principal, c.Operation, c.Space, got, c.Want)
+			t.Errorf("%s %s %s (seed %s in %s) = %s, want %s", c.Principal, c.Operation, c.Space,
+				w.seeds[c.Space], w.groupIDs[c.Space], got, c.Want)
 		}
 		if listed[c.Principal] == nil {
 			listed[c.Principal] = map[string]string{}

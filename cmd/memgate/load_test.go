@@ -92,9 +92,12 @@ func TestLoad_MemgateRestarts(t *testing.T) {
 		t.Skip("integration test")
 	}
 	// Not parallel: memgate is restarted on a fixed port, which another test's memgate,
-	// asking the kernel for any free port, could take while it is down.
+	// asking the kernel for any free port, could take while it is down. Its workers
+	// ingest this test's agents only: killed, it keeps the leases it holds for two
+	// minutes, and other tests' episodes must not be among them.
+	prefix := fmt.Sprintf("kill-%d", time.Now().UnixNano())
 	env := map[string]string{"MEMGATE_SERVER_ADDR": fmt.Sprintf("127.0.0.1:%d", freePort(t)), "MEMGATE_SERVER_RATE_LIMIT": "0",
-		"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_POLL": "50ms"}
+		"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + prefix + "-"}
 	srv, base := startBinary(t, env)
 	parent := t // the restarted memgate outlives each subtest
 	for _, signal := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
@@ -103,7 +106,7 @@ func TestLoad_MemgateRestarts(t *testing.T) {
 			var exit string
 			var down time.Duration
 			res, recovered := underLoad(t, base, client.LoadOptions{Writers: 20, Episodes: episodes, Rate: 150, ResendEvery: 10,
-				Retry: time.Minute, Prefix: fmt.Sprintf("kill-%d", time.Now().UnixNano())},
+				Retry: time.Minute, Prefix: prefix + "-" + signal.String()},
 				func() time.Time {
 					sent := time.Now()
 					_ = srv.Process.Signal(signal)

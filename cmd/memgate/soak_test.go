@@ -31,7 +31,8 @@ func TestSoak(t *testing.T) {
 	if r, err := strconv.ParseFloat(os.Getenv("MEMGATE_SOAK_RATE"), 64); err == nil {
 		rate = r
 	}
-	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "2"})
+	prefix := fmt.Sprintf("soak-%d", time.Now().UnixNano())
+	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_SCOPE": "agent-" + prefix})
 	defer stopBinary(srv)
 
 	type sample struct{ rss, goroutines float64 }
@@ -59,7 +60,7 @@ func TestSoak(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), length)
 	defer cancel()
 	res, err := client.Load(ctx, base, "", client.LoadOptions{Writers: 10, Episodes: int(rate * length.Seconds()), Rate: rate,
-		SearchEvery: 5, ResendEvery: 20, Prefix: fmt.Sprintf("soak-%d", time.Now().UnixNano())})
+		SearchEvery: 5, ResendEvery: 20, Prefix: prefix})
 	close(stop)
 	<-sampled
 	if err != nil {
