@@ -54,6 +54,11 @@ class Embedder:
 class Handler(BaseHTTPRequestHandler):
     embedder = None
     protocol_version = "HTTP/1.1"
+    # The headers and the body go out in two writes. With Nagle's algorithm the body
+    # waits for the client's acknowledgement of the headers, which a client on a
+    # kept-alive connection delays up to 40 ms: one query's embedding took 44 ms from
+    # memgate and 2 ms from curl on a fresh connection.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
