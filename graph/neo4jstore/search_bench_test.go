@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,8 +239,10 @@ func benchEmbedder(b *testing.B) (emb extract.Embedder, name string, dimensions 
 // BenchmarkHybridSearch measures search over 100,000 generated facts in two shapes:
 // spread over 1,000 agents, and all in one agent's spaces. Side by side in each: the
 // search endpoint (POST /v1/memories/search through the HTTP handler, every method
-// fused), each retrieval method alone, and Graphiti's query shape for fact
-// similarity (cosine over every fact of the visible groups, no index) as the
+// fused); the five store queries it makes (facts and entities by text and by vector,
+// episodes by text) at once, without HTTP or the query's embedding (retrieval); facts
+// by text, facts by vector and the graph walk alone; and Graphiti's query shape for
+// fact similarity (cosine over every fact of the visible groups, no index) as the
 // reference. It also reports the recall@10 of the vector path against exact cosine.
 // The queries are embedded once beforehand for the methods alone; the search endpoint
 // embeds its query with the embedder, as in service.
@@ -303,6 +307,23 @@ func BenchmarkHybridSearch(b *testing.B) {
 						err = fmt.Errorf("status %d, %d facts", resp.StatusCode, len(out.Facts))
 					}
 					return err
+				}},
+				variant{"retrieval", func() error { // the store's part of fused: its five queries at once
+					q, v := next()
+					var wg sync.WaitGroup
+					errs := make([]error, 5)
+					for k, query := range []func() error{
+						func() error { _, err := db.FactsByText(ctx, q, vis, none, 10); return err },
+						func() error { _, err := db.FactsByVector(ctx, v, vis, none, 10); return err },
+						func() error { _, err := db.EntitiesByText(ctx, q, vis, none, 10); return err },
+						func() error { _, err := db.EntitiesByVector(ctx, v, vis, none, 10); return err },
+						func() error { _, err := db.SearchEpisodes(ctx, q, vis, none, 10); return err },
+					} {
+						wg.Add(1)
+						go func() { defer wg.Done(); errs[k] = query() }()
+					}
+					wg.Wait()
+					return errors.Join(errs...)
 				}},
 				variant{"fulltext", func() error {
 					q, _ := next()
