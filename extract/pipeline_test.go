@@ -38,8 +38,10 @@ func newPipe(t testing.TB) *pipe {
 	t.Cleanup(llm.Close)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
+	mark := hex.EncodeToString(b[:])
+	neo4jtest.Forget(t, mark)
 	m := &extract.Metrics{}
-	return &pipe{t: t, db: neo4jtest.DB(t), llm: llm, scope: "agent-p" + hex.EncodeToString(b[:]), metric: m,
+	return &pipe{t: t, db: neo4jtest.DB(t), llm: llm, scope: "agent-p" + mark, metric: m,
 		opts: extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted", Timeout: 2 * time.Second,
 			MaxConcurrency: 4, MaxRetries: 2, RetryBase: 5 * time.Millisecond, Dimensions: neo4jtest.Dimensions,
 			Metrics: m, Log: neo4jtest.Logger(t)}}

@@ -20,6 +20,7 @@ func TestNeighbourhoods_BothPlans(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
 	mine, theirs := graph.PrivateSpace("nb-a-"+run), graph.PrivateSpace("nb-b-"+run)
 	now := time.Now().UTC()
 	entity := func(space graph.Space, name string) *graph.EntityNode {

@@ -18,6 +18,7 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
 	mine, theirs := graph.PrivateSpace("search-a-"+run), graph.PrivateSpace("search-b-"+run)
 	write := func(space graph.Space, content string) string {
 		now := time.Now().UTC()
@@ -87,6 +88,7 @@ func TestFactsByVector_BothPlans(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
 	mine, theirs := graph.PrivateSpace("vec-a-"+run), graph.PrivateSpace("vec-b-"+run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	now := time.Now().UTC()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
@@ -32,9 +33,13 @@ var (
 )
 
 // URI returns the Bolt URI of the test database, starting a container on first use
-// when no URI is configured.
+// when no URI is configured. With go test -short it skips the test: every integration
+// test reaches the database through here.
 func URI(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("integration test: go test -short runs the unit tests only")
+	}
 	once.Do(func() { uri, uriErr = resolve() })
 	if uri == "" {
 		tb.Fatal(uriErr)
@@ -80,7 +85,8 @@ var (
 )
 
 // DB returns a store on the test database with the schema applied, closed when the
-// test ends. Tests isolate themselves with fresh random ids, never by wiping data.
+// test ends. Tests isolate themselves with fresh random ids, never by wiping data,
+// and erase what they stored with Forget.
 func DB(tb testing.TB) *neo4jstore.DB {
 	tb.Helper()
 	return DBWith(tb, Dimensions)
@@ -143,4 +149,60 @@ func AuditEvent(run string) func() *graph.AuditEvent {
 		return &graph.AuditEvent{ID: fmt.Sprintf("test-%s-%d", run, n), Kind: graph.AuditMembershipChanged,
 			At: time.Now().UTC(), Actor: "test", Subject: run, HostKey: "test"}
 	}
+}
+
+// forget erases what one test stored: every node of a space, agent, team or principal
+// whose id contains the test's mark, the episodes of such agents (promoted copies
+// included), and the audit events about them; then the global space's entities that
+// no episode mentions any more.
+const forget = `
+MATCH (n)
+WHERE n.group_id CONTAINS $mark
+   OR (n:Agent AND n.id CONTAINS $mark) OR (n:Team AND n.name CONTAINS $mark)
+   OR (n:Principal AND n.id CONTAINS $mark) OR (n:Episodic AND n.agent_id CONTAINS $mark)
+   OR (n:AuditEvent AND (n.subject CONTAINS $mark OR n.actor CONTAINS $mark OR n.space CONTAINS $mark))
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
+
+const forgetOrphans = `
+MATCH (n:Entity {group_id: 'global'}) WHERE NOT (n)<-[:MENTIONS]-()
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
+
+// Forget erases, when the test ends, everything it stored under ids that contain
+// mark (a random suffix of the test's own), so the shared test database holds no test
+// data after a run. A mark shorter than 6 characters is refused: it would match other
+// tests' data.
+func Forget(tb testing.TB, mark string) {
+	tb.Helper()
+	if len(mark) < 6 {
+		tb.Fatalf("neo4jtest.Forget(%q): a mark must be at least 6 characters", mark)
+	}
+	target := URI(tb)
+	tb.Cleanup(func() {
+		if err := Run(target, forget, map[string]any{"mark": mark}); err != nil {
+			tb.Errorf("erasing the test's data (mark %s): %v", mark, err)
+		}
+		if err := Run(target, forgetOrphans, nil); err != nil {
+			tb.Errorf("erasing orphaned global entities: %v", err)
+		}
+	})
+}
+
+// Run executes one auto-commit statement (as CALL ... IN TRANSACTIONS needs) on the
+// database at uri and consumes its result.
+func Run(uri, statement string, params map[string]any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
+	if err != nil {
+		return err
+	}
+	defer driver.Close(ctx)
+	session := driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: "neo4j"})
+	defer session.Close(ctx)
+	res, err := session.Run(ctx, statement, params)
+	if err != nil {
+		return err
+	}
+	_, err = res.Consume(ctx)
+	return err
 }
