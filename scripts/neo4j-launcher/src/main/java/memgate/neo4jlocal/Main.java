@@ -12,9 +12,12 @@ import java.time.Duration;
 import java.util.Map;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.ConnectorPortRegister;
+import org.neo4j.configuration.connectors.ConnectorType;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
  * Runs a real Neo4j Community database in this JVM with a Bolt connector on loopback,
@@ -22,7 +25,8 @@ import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
  * authentication is off, so it never listens on anything but 127.0.0.1.
  *
  * Settings come from the environment (scripts/neo4j-local sets them):
- * NEO4J_LOCAL_BOLT_PORT (7687), NEO4J_LOCAL_HTTP_PORT (7474, 0 = no Browser),
+ * NEO4J_LOCAL_BOLT_PORT (7687; 0 = a free port, printed on the ready line),
+ * NEO4J_LOCAL_HTTP_PORT (7474, 0 = no Browser),
  * NEO4J_LOCAL_DATA (.data/neo4j), NEO4J_LOCAL_PAGECACHE_MB (256).
  */
 public final class Main {
@@ -59,9 +63,12 @@ public final class Main {
 
         // Block until the default database is available; the shell script then waits
         // for Bolt to accept connections.
-        dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME)
-                .isAvailable(Duration.ofMinutes(2).toMillis());
-        System.out.printf("neo4j-local: ready bolt://%s:%d in %d ms%s%n", LOOPBACK, boltPort,
+        GraphDatabaseAPI db = (GraphDatabaseAPI) dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
+        db.isAvailable(Duration.ofMinutes(2).toMillis());
+        // The port Bolt bound: the one asked for, or the kernel's choice for port 0.
+        int bound = db.getDependencyResolver().resolveDependency(ConnectorPortRegister.class)
+                .getLocalAddress(ConnectorType.BOLT).getPort();
+        System.out.printf("neo4j-local: ready bolt://%s:%d in %d ms%s%n", LOOPBACK, bound,
                 Duration.ofNanos(System.nanoTime() - started).toMillis(),
                 browser != null ? String.format(", Browser at http://%s:%d/browser/", LOOPBACK, httpPort) : "");
         Thread.currentThread().join();
