@@ -20,9 +20,9 @@ type LoadOptions struct {
 	Rate        float64
 	SearchEvery int
 	ResendEvery int
-	Prefix      string        // requester and agent ids start with it
-	Retry       time.Duration // how long a writer sends a write again, with its key, after a transport error or a 5xx; 0: never
-	Started     func()        // when set, called once the writers' agents exist and writing begins
+	Prefix      string                 // requester and agent ids start with it
+	Retry       time.Duration          // how long a writer sends a write again, with its key, after a transport error or a 5xx; 0: never
+	Progress    func(acknowledged int) // when set, called after each acknowledged write with the count so far
 }
 
 // LoadResult is what a load test saw, and what it found when it read everything back.
@@ -69,13 +69,11 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 		}
 	}
 
-	if o.Started != nil {
-		o.Started()
-	}
 	var mu sync.Mutex
 	acked := make([]map[string]bool, o.Writers)
 	idOfKey := map[string]string{}
 	var writes, searches []time.Duration
+	acknowledged := 0
 	fail := func(err error) {
 		var e *Error
 		cause := "transport"
@@ -135,6 +133,10 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 						res.Duplicates++
 					}
 					idOfKey[key] = a.ID
+					acknowledged++
+					if o.Progress != nil {
+						o.Progress(acknowledged)
+					}
 					mu.Unlock()
 				}
 				if o.SearchEvery > 0 && (i/o.Writers)%o.SearchEvery == o.SearchEvery-1 {

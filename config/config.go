@@ -484,3 +484,33 @@ func (c *Config) Redacted() *Config {
 func (c *Config) YAML() ([]byte, error) {
 	return yaml.Marshal(c)
 }
+
+// Get returns one setting of the redacted configuration by its dotted key
+// (neo4j.uri), as memgate config --get prints it for scripts, or an error when the key
+// names no setting or a group of settings.
+func (c *Config) Get(key string) (string, error) {
+	b, err := c.Redacted().YAML()
+	if err != nil {
+		return "", err
+	}
+	var node any
+	if err := yaml.Unmarshal(b, &node); err != nil {
+		return "", err
+	}
+	for _, part := range strings.Split(key, ".") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("%s is not a setting", key)
+		}
+		if node, ok = m[part]; !ok {
+			return "", fmt.Errorf("%s is not a setting", key)
+		}
+	}
+	switch node.(type) {
+	case nil:
+		return "", nil
+	case map[string]any, []any:
+		return "", fmt.Errorf("%s is a group of settings, not one", key)
+	}
+	return fmt.Sprint(node), nil
+}

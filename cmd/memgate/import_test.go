@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
-// TestImport_Resumes imports a 10,000-line file through the CLI against a running
+// TestImport_Resumes imports a file of 1,000 lines (make reliability: 10,000) through the CLI against a running
 // memgate, kills the import halfway, and runs it again: every line lands exactly once,
 // and the lines that cannot be read are reported, not sent.
 func TestImport_Resumes(t *testing.T) {
@@ -25,9 +26,10 @@ func TestImport_Resumes(t *testing.T) {
 	}
 	t.Parallel()
 	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"})
-	defer stopBinary(srv)
-	suffix := fmt.Sprint(time.Now().UnixNano())
-	requester, agent := "importer-"+suffix, "imported-"+suffix
+	defer srv.stop(t)
+	mark := suffix()
+	neo4jtest.Forget(t, mark)
+	requester, agent := "importer-"+mark, "imported-"+mark
 	c := client.New(base, "", requester)
 	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
 	req.Header.Set("X-Requester-Id", requester)
@@ -40,7 +42,10 @@ func TestImport_Resumes(t *testing.T) {
 		t.Fatalf("creating the agent: %s", resp.Status)
 	}
 
-	const lines = 10_000
+	lines, bad := 1_000, 432 // bad: the line after which two unreadable lines come
+	if reliability {
+		lines, bad = 10_000, 4321
+	}
 	path := filepath.Join(t.TempDir(), "memories.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
@@ -50,7 +55,7 @@ func TestImport_Resumes(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"agent_id": agent, "content": fmt.Sprintf("Imported memory number %d.", i),
 			"metadata": map[string]any{"line": i}})
 		fmt.Fprintf(f, "%s\n", b)
-		if i == 4321 {
+		if i == bad {
 			fmt.Fprintln(f, `{"agent_id": "`+agent+`", "contents": "a typo in a field name"}`)
 			fmt.Fprintln(f, `{"agent_id": "`+agent+`"}`)
 		}
@@ -97,7 +102,7 @@ func TestImport_Resumes(t *testing.T) {
 		t.Errorf("summary %+v; %d had landed before the rerun", sum, landed)
 	}
 	rejects, _ := os.ReadFile(path + ".rejects.jsonl")
-	if n := strings.Count(string(rejects), "\n"); n != 2 || !strings.Contains(string(rejects), `"line":4323`) {
+	if n := strings.Count(string(rejects), "\n"); n != 2 || !strings.Contains(string(rejects), fmt.Sprintf(`"line":%d`, bad+2)) {
 		t.Errorf("rejects file:\n%s", rejects)
 	}
 

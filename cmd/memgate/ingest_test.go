@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -9,10 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,27 +55,34 @@ type memoryStatus struct {
 // waitStatuses polls GET until every memory is done or failed.
 func (c apiClient) waitStatuses(ids []string, limit time.Duration) map[string]memoryStatus {
 	c.t.Helper()
+	return c.waitUntil(ids, limit, "every memory done or failed", func(n map[string]int) bool {
+		return n[graph.StatusDone]+n[graph.StatusFailed] == len(ids)
+	})
+}
+
+// waitUntil polls GET of the memories until their count by status satisfies done, and
+// returns their last states.
+func (c apiClient) waitUntil(ids []string, limit time.Duration, want string, done func(byStatus map[string]int) bool) map[string]memoryStatus {
+	c.t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
 		out := map[string]memoryStatus{}
-		pending := 0
+		byStatus := map[string]int{}
 		for _, id := range ids {
 			var m memoryStatus
 			if status := c.call("GET", "/v1/memories/"+id, nil, &m); status != http.StatusOK {
 				c.t.Fatalf("GET %s: %d", id, status)
 			}
 			out[id] = m
-			if m.Status != graph.StatusDone && m.Status != graph.StatusFailed {
-				pending++
-			}
+			byStatus[m.Status]++
 		}
-		if pending == 0 {
+		if done(byStatus) {
 			return out
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%d memories still pending after %v: %+v", pending, limit, out)
+			c.t.Fatalf("not %s after %v: %+v", want, limit, out)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -102,11 +104,12 @@ func TestServe_IngestAndRetry(t *testing.T) {
 	llm := llmtest.New()
 	defer llm.Close()
 	agent := "ingest-" + suffix()
+	neo4jtest.Forget(t, agent)
 	cmd, base := startBinary(t, map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_LLM_MAX_RETRIES": "0",
 		"MEMGATE_INGEST_MAX_ATTEMPTS": "1", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + agent,
 	})
-	defer stopBinary(cmd)
+	defer cmd.stop(t)
 	c := apiClient{t: t, base: base, requester: "alice"}
 	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
 
@@ -150,6 +153,7 @@ func TestServe_KillMidRun(t *testing.T) {
 	defer llm.Close()
 	llm.Latency(400 * time.Millisecond)
 	s := suffix()
+	neo4jtest.Forget(t, s)
 	env := map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_LEASE": "2s",
 		"MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_SCOPE": "agent-kill-" + s,
@@ -169,14 +173,13 @@ func TestServe_KillMidRun(t *testing.T) {
 			ids = append(ids, m.ID)
 		}
 	}
-	time.Sleep(900 * time.Millisecond) // some episodes done, two in the middle of extraction
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	c.waitUntil(ids, 30*time.Second, "an episode done and another in the middle of extraction", func(n map[string]int) bool {
+		return n[graph.StatusDone] > 0 && n[graph.StatusProcessing] > 0
+	})
+	cmd.kill(t)
 
 	cmd, base = startBinary(t, env)
-	defer stopBinary(cmd)
+	defer cmd.stop(t)
 	c.base = base
 	for id, m := range c.waitStatuses(ids, 60*time.Second) {
 		if m.Status != graph.StatusDone {
@@ -206,55 +209,6 @@ func TestServe_KillMidRun(t *testing.T) {
 	t.Logf("%d extraction calls for %d episodes (an interrupted extraction runs again)", llm.ChatCalls.Load(), len(ids))
 }
 
-// startBinary runs memgate serve against the test database and returns its base URL.
-func startBinary(t *testing.T, env map[string]string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd, base := launch(t, env)
-	waitStatus(t, base+"/readyz", http.StatusOK, 60*time.Second)
-	return cmd, base
-}
-
-// launch starts memgate serve and returns once it listens (not yet ready).
-func launch(t *testing.T, env map[string]string) (*exec.Cmd, string) {
-	t.Helper()
-	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
-		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
-	for k, v := range env {
-		all[k] = v
-	}
-	cmd := command(t, all, "serve")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	scanner := bufio.NewScanner(stderr)
-	var logs strings.Builder
-	for scanner.Scan() {
-		logs.WriteString(scanner.Text() + "\n")
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
-			go func() {
-				for scanner.Scan() {
-				}
-			}()
-			return cmd, "http://" + line.Addr
-		}
-	}
-	t.Fatalf("memgate did not start:\n%s", logs.String())
-	return nil, ""
-}
-
-func stopBinary(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		fmt.Fprintf(os.Stderr, "memgate under test did not exit cleanly on SIGTERM: %v\n", err) // a race (exit 66) or a crash shows here
-	}
-}
-
 // TestServe_TwoProcesses runs two memgate processes on one Neo4j: every episode is
 // extracted exactly once, whichever process takes it.
 func TestServe_TwoProcesses(t *testing.T) {
@@ -266,14 +220,15 @@ func TestServe_TwoProcesses(t *testing.T) {
 	defer llm.Close()
 	llm.Latency(50 * time.Millisecond)
 	s := suffix()
+	neo4jtest.Forget(t, s)
 	env := map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_POLL": "20ms",
 		"MEMGATE_INGEST_WORKERS": "3", "MEMGATE_INGEST_SCOPE": "agent-two-" + s,
 	}
 	first, base := startBinary(t, env)
-	defer stopBinary(first)
+	defer first.stop(t)
 	second, _ := startBinary(t, env)
-	defer stopBinary(second)
+	defer second.stop(t)
 	c := apiClient{t: t, base: base, requester: "alice"}
 	var ids []string
 	for a := 0; a < 4; a++ {
@@ -309,6 +264,7 @@ func TestServe_ShutdownHandsBack(t *testing.T) {
 	defer llm.Close()
 	llm.Latency(3 * time.Second)
 	s := suffix()
+	neo4jtest.Forget(t, s)
 	env := map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_POLL": "20ms",
 		"MEMGATE_INGEST_LEASE": "10m", "MEMGATE_INGEST_SCOPE": "agent-back-" + s,
@@ -319,23 +275,12 @@ func TestServe_ShutdownHandsBack(t *testing.T) {
 	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
 	var m struct{ ID string }
 	c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": llm.Knows("Ann"+s, "Ben"+s)}, &m)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var got memoryStatus
-		c.call("GET", "/v1/memories/"+m.ID, nil, &got)
-		if got.Status == graph.StatusProcessing {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the episode never started processing: %+v", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	stopBinary(cmd)
+	c.waitUntil([]string{m.ID}, 10*time.Second, "processing", func(n map[string]int) bool { return n[graph.StatusProcessing] == 1 })
+	cmd.stop(t)
 
 	llm.Latency(0)
 	next, base := startBinary(t, env)
-	defer stopBinary(next)
+	defer next.stop(t)
 	c.base = base
 	start := time.Now()
 	if got := c.waitStatuses([]string{m.ID}, 30*time.Second)[m.ID]; got.Status != graph.StatusDone || got.Attempts != 1 {
@@ -374,18 +319,13 @@ func TestServe_StartTogether(t *testing.T) {
 		"OPTIONS {indexConfig: {`vector.dimensions`: 256, `vector.quantization.enabled`: true}}")
 	cypher("CREATE VECTOR INDEX entity_name_embedding FOR (n:Entity) ON (n.name_embedding) " +
 		"OPTIONS {indexConfig: {`vector.dimensions`: 256, `vector.quantization.enabled`: false}}")
-	type started struct {
-		cmd  *exec.Cmd
-		base string
-	}
-	var all []started
+	var all []*process
 	for i := 0; i < 3; i++ {
-		cmd, base := launch(t, env)
-		all = append(all, started{cmd, base})
+		all = append(all, launch(t, env))
 	}
-	for _, s := range all {
-		waitStatus(t, s.base+"/readyz", http.StatusOK, 2*time.Minute) // three schema runs on a fresh database
-		stopBinary(s.cmd)
+	for _, p := range all {
+		waitStatus(t, p.base+"/readyz", http.StatusOK, 2*time.Minute) // three schema runs on a fresh database
+		p.stop(t)
 	}
 	indexes := cypher("SHOW VECTOR INDEXES YIELD name, options RETURN name, [options.indexConfig.`vector.quantization.enabled`, " +
 		"options.indexConfig.`vector.hnsw.m`, options.indexConfig.`vector.hnsw.ef_construction`] ORDER BY name")

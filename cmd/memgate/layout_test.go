@@ -11,29 +11,31 @@ const module = "github.com/memgate/memgate"
 // allowedImports is the dependency direction of STYLE.md: which of memgate's packages
 // each package may import. cmd/memgate may import everything.
 var allowedImports = map[string][]string{
-	"graph":                      {},
-	"cypher":                     {},
-	"config":                     {},
-	"access":                     {"graph"},
-	"extract":                    {"graph"},
-	"extract/llmtest":            {},
-	"graph/neo4jstore":           {"graph", "access", "cypher"},
-	"graph/neo4jstore/neo4jtest": {"graph", "graph/neo4jstore"},
-	"access/accesstest":          {},
-	"service":                    {"graph", "access"},
-	"handlers":                   {"graph", "access", "extract", "service"},
-	"client":                     {},
+	"graph":                             {},
+	"cypher":                            {},
+	"config":                            {},
+	"access":                            {"graph"},
+	"extract":                           {"graph"},
+	"extract/llmtest":                   {},
+	"graph/neo4jstore":                  {"graph", "access", "cypher"},
+	"graph/neo4jstore/neo4jtest":        {"graph", "graph/neo4jstore"},
+	"graph/neo4jstore/neo4jtest/testdb": {"graph/neo4jstore/neo4jtest"},
+	"access/accesstest":                 {},
+	"service":                           {"graph", "access"},
+	"handlers":                          {"graph", "access", "extract", "service"},
+	"client":                            {},
 }
 
 // thirdParty says which packages may import a module outside the standard library;
 // graph, cypher and access import the standard library only.
 var thirdParty = map[string][]string{
-	"config":                     {"github.com/spf13/viper", "github.com/go-viper/mapstructure", "gopkg.in/yaml.v3"},
-	"graph/neo4jstore":           {"github.com/neo4j/neo4j-go-driver"},
-	"graph/neo4jstore/neo4jtest": {"github.com/testcontainers/testcontainers-go"},
-	"handlers":                   {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/prometheus/client_golang", "golang.org/x/time"},
-	"service":                    {"github.com/google/uuid"},
-	"extract":                    {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
+	"config":                            {"github.com/spf13/viper", "github.com/go-viper/mapstructure", "gopkg.in/yaml.v3"},
+	"graph/neo4jstore":                  {"github.com/neo4j/neo4j-go-driver"},
+	"graph/neo4jstore/neo4jtest":        {"github.com/testcontainers/testcontainers-go", "github.com/neo4j/neo4j-go-driver"},
+	"graph/neo4jstore/neo4jtest/testdb": {"github.com/neo4j/neo4j-go-driver"},
+	"handlers":                          {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/prometheus/client_golang", "golang.org/x/time"},
+	"service":                           {"github.com/google/uuid"},
+	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
 
 func TestLayout_DependencyDirection(t *testing.T) {

@@ -11,9 +11,10 @@ import (
 
 // TestMain fails the package's tests when a goroutine outlives them. The tests' own
 // HTTP clients keep idle connections to the memgates they ran; those are closed
-// first, since they belong to the tests, not to memgate.
+// first, since they belong to the tests, not to memgate; the private Neo4j is stopped.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopPrivate()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -23,9 +23,10 @@ func TestServe_ResourceLimits(t *testing.T) {
 	t.Parallel()
 	// Every request that reads Neo4j outlives a 1 ms handler timeout, /readyz too: this
 	// memgate is never ready, so the test waits for it to be alive.
-	srv, base := launch(t, map[string]string{"MEMGATE_SERVER_READ_HEADER_TIMEOUT": "1s",
+	srv := launch(t, map[string]string{"MEMGATE_SERVER_READ_HEADER_TIMEOUT": "1s",
 		"MEMGATE_SERVER_HANDLER_TIMEOUT": "1ms", "MEMGATE_INGEST_WORKERS": "0"})
-	defer stopBinary(srv)
+	defer srv.stop(t)
+	base := srv.base
 	waitStatus(t, base+"/healthz", http.StatusOK, 60*time.Second)
 
 	t.Run("SlowHeaders", func(t *testing.T) {

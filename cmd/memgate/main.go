@@ -28,7 +28,9 @@ const usage = `memgate — long-term memory for AI agents, with access control
 Usage:
   memgate serve   [--config FILE]   run the HTTP service
   memgate migrate [--config FILE]   apply the Neo4j schema and exit
-  memgate config  [--config FILE]   print the effective configuration (secrets masked)
+  memgate config  [--config FILE] [--get KEY]
+                                    print the effective configuration (secrets masked),
+                                    or one setting by its dotted key (neo4j.uri)
   memgate version                   print the version
   memgate import [flags] FILE       send a .jsonl or .csv file of memories to a running memgate
   memgate export [flags] --agent ID write an agent's memories and facts as JSON Lines
@@ -62,11 +64,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration file")
+	get := fs.String("get", "", "config only: print the one setting of this dotted key (neo4j.uri)")
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memgate %s: unexpected arguments %v\n", cmd, fs.Args())
+		return 2
+	}
+	if *get != "" && cmd != "config" {
+		fmt.Fprintf(stderr, "memgate %s: --get is for memgate config\n", cmd)
 		return 2
 	}
 
@@ -83,6 +90,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	switch cmd {
 	case "config":
+		if *get != "" {
+			value, err := cfg.Get(*get)
+			if err != nil {
+				fmt.Fprintf(stderr, "memgate config: %v\n", err)
+				return 2
+			}
+			fmt.Fprintln(stdout, value)
+			return 0
+		}
 		out, err := cfg.Redacted().YAML()
 		if err != nil {
 			fmt.Fprintf(stderr, "memgate: %v\n", err)

@@ -2,21 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/memgate/memgate/config"
-	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 var (
@@ -122,6 +116,18 @@ func TestCommand_ConfigFile(t *testing.T) {
 	if !strings.Contains(string(out), "database: mem") || strings.Contains(string(out), "hunter2") {
 		t.Fatalf("memgate config printed:\n%s\nwant the file's database and a masked password", out)
 	}
+	for key, want := range map[string]string{"neo4j.database": "mem\n", "neo4j.password": "********\n", "neo4j.uri": "bolt://127.0.0.1:7687\n"} {
+		out, err := command(t, nil, "config", "--config", path, "--get", key).Output()
+		if err != nil || string(out) != want {
+			t.Errorf("memgate config --get %s: %q, %v; want %q", key, out, err, want)
+		}
+	}
+	for _, key := range []string{"neo4j", "neo4j.nope", "nope"} {
+		err := command(t, nil, "config", "--config", path, "--get", key).Run()
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+			t.Errorf("memgate config --get %s exited with %v, want 2: not one setting", key, err)
+		}
+	}
 }
 
 // TestServe_SIGTERM runs the binary against the test database, checks it serves, and
@@ -131,86 +137,11 @@ func TestServe_SIGTERM(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	cmd, _ := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"}) // leave other tests' episodes alone
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	p, _ := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"}) // leave other tests' episodes alone
+	p.stop(t)                                                                // exit 0 within a minute, or the test fails
+	if p.err != nil {
+		t.Fatalf("memgate exited with %v after SIGTERM, want 0", p.err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("memgate exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("memgate did not exit within 30 s of SIGTERM")
-	}
-}
-
-// TestServe_ReadyzFollowsNeo4j starts a Neo4j of its own with scripts/neo4j-local,
-// stops it under a running memgate and starts it again: /readyz goes 200, 503 with a
-// reason, 200, without restarting memgate.
-func TestServe_ReadyzFollowsNeo4j(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test")
-	}
-	uri, neo4jLocal := privateNeo4j(t)
-
-	t.Setenv("MEMGATE_SERVER_ADDR", "127.0.0.1:0")
-	t.Setenv("MEMGATE_NEO4J_URI", uri)
-	cfg, err := config.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMain(cfg, neo4jtest.Logger(t))
-	if err := m.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := m.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	readyz := "http://" + m.Addr() + "/readyz"
-
-	waitStatus(t, readyz, http.StatusOK, 60*time.Second)
-	neo4jLocal("stop")
-	body := waitStatus(t, readyz, http.StatusServiceUnavailable, 30*time.Second)
-	if !strings.Contains(body, `"code":"unavailable"`) || !strings.Contains(body, "neo4j") {
-		t.Fatalf("readyz body %s does not give the reason", body)
-	}
-	neo4jLocal("start")
-	waitStatus(t, readyz, http.StatusOK, 60*time.Second)
-}
-
-// privateNeo4j starts a Neo4j of the test's own with the local launcher (a test that
-// stops and starts Neo4j must not take the shared one away from the others), and
-// returns its URI and a function that runs scripts/neo4j-local start or stop on it.
-func privateNeo4j(t *testing.T) (string, func(action string)) {
-	t.Helper()
-	script, err := filepath.Abs("../../scripts/neo4j-local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	env := append(os.Environ(),
-		fmt.Sprintf("NEO4J_LOCAL_BOLT_PORT=%d", port), "NEO4J_LOCAL_HTTP_PORT=0",
-		"NEO4J_LOCAL_DATA="+filepath.Join(t.TempDir(), "neo4j"), "NEO4J_LOCAL_HEAP=512m",
-		"NEO4J_LOCAL_PAGECACHE_MB=64")
-	neo4jLocal := func(action string) {
-		t.Helper()
-		cmd := exec.Command(script, action)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("scripts/neo4j-local %s: %v\n%s", action, err, out)
-		}
-	}
-	neo4jLocal("start")
-	t.Cleanup(func() { neo4jLocal("stop") })
-	return fmt.Sprintf("bolt://127.0.0.1:%d", port), neo4jLocal
 }
 
 // waitStatus polls url until it answers status, and returns the body.
@@ -235,14 +166,4 @@ func waitStatus(t *testing.T, url string, status int, limit time.Duration) strin
 	}
 	t.Fatalf("%s did not answer %d within %v; last: %s", url, status, limit, last)
 	return ""
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -1,9 +1,10 @@
+//go:build reliability
+
 package main
 
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 // TestSoak runs memgate for MEMGATE_SOAK (a duration, e.g. 30m; the test is skipped
@@ -31,9 +33,10 @@ func TestSoak(t *testing.T) {
 	if r, err := strconv.ParseFloat(os.Getenv("MEMGATE_SOAK_RATE"), 64); err == nil {
 		rate = r
 	}
-	prefix := fmt.Sprintf("soak-%d", time.Now().UnixNano())
+	prefix := "soak-" + suffix()
+	neo4jtest.Forget(t, prefix)
 	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_SCOPE": "agent-" + prefix})
-	defer stopBinary(srv)
+	defer srv.stop(t)
 
 	type sample struct{ rss, goroutines float64 }
 	var samples []sample

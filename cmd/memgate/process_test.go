@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+// process is a memgate serve child. Its stderr is kept whole, and an exit the test
+// did not ask for — a data race (exit 66), a crash, a non-zero exit on SIGTERM —
+// fails the test with that stderr.
+type process struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr syncBuffer
+	exited chan struct{} // closed once the process has exited; err is then set
+	err    error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startBinary runs memgate serve against the test database and returns once it is
+// ready.
+func startBinary(t *testing.T, env map[string]string) (*process, string) {
+	t.Helper()
+	p := launch(t, env)
+	waitStatus(t, p.base+"/readyz", http.StatusOK, 60*time.Second)
+	return p, p.base
+}
+
+// launch starts memgate serve on a port it picks itself and returns once it listens
+// (not yet ready). A process the test leaves running is stopped with SIGTERM when the
+// test ends, and must exit 0.
+func launch(t *testing.T, env map[string]string) *process {
+	t.Helper()
+	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
+		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
+	for k, v := range env {
+		all[k] = v
+	}
+	p := &process{cmd: command(t, all, "serve"), exited: make(chan struct{})}
+	pipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	listening := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(pipe)
+		scanner.Buffer(make([]byte, 64<<10), 1<<20)
+		for scanner.Scan() {
+			_, _ = p.stderr.Write(append(scanner.Bytes(), '\n'))
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
+				listening <- line.Addr
+			}
+		}
+		p.err = p.cmd.Wait() // after the pipe is read to its end, as Wait requires
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.stop(t)
+		}
+	})
+	select {
+	case addr := <-listening:
+		p.base = "http://" + addr
+		return p
+	case <-p.exited:
+		t.Fatalf("memgate exited before it listened (%v):\n%s", p.err, p.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("memgate did not listen within 2 minutes:\n%s", p.stderr.String())
+	}
+	return nil
+}
+
+// stop sends SIGTERM and waits for the exit, which must be 0.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	p.checkAlive(t)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("memgate did not exit within a minute of SIGTERM:\n%s", p.stderr.String())
+		return
+	}
+	if p.err != nil {
+		t.Errorf("memgate exited with %v on SIGTERM, want 0:\n%s", p.err, p.stderr.String())
+	}
+}
+
+// kill sends SIGKILL and waits for the process to die of it.
+func (p *process) kill(t *testing.T) {
+	t.Helper()
+	p.checkAlive(t)
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// checkAlive fails the test when the process has exited on its own (a race report
+// halts it with exit 66).
+func (p *process) checkAlive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.exited:
+		t.Errorf("memgate exited on its own with %v:\n%s", p.err, p.stderr.String())
+	default:
+	}
+}
+
+// The private Neo4j: one for the package's tests that stop and start Neo4j or need an
+// empty database, so they do not take the shared one from the others. It is started
+// once on a port it picks itself, and lent to one test at a time, emptied.
+var private struct {
+	sync.Mutex
+	once sync.Once
+	env  []string
+	uri  string
+	err  error
+}
+
+// privateNeo4j lends the private Neo4j to the test until it ends: running, with no
+// data, index or constraint. It returns the URI and a function that runs
+// scripts/neo4j-local start or stop on it.
+func privateNeo4j(t *testing.T) (string, func(action string)) {
+	t.Helper()
+	private.Lock()
+	t.Cleanup(private.Unlock)
+	script, err := filepath.Abs("../../scripts/neo4j-local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string, action string) (string, error) {
+		cmd := exec.Command(script, action)
+		cmd.Env = env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("scripts/neo4j-local %s: %v\n%s", action, err, stderr.String())
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	private.once.Do(func() {
+		dir, err := os.MkdirTemp("", "memgate-neo4j")
+		if err != nil {
+			private.err = err
+			return
+		}
+		env := append(os.Environ(), "NEO4J_LOCAL_BOLT_PORT=0", "NEO4J_LOCAL_HTTP_PORT=0",
+			"NEO4J_LOCAL_DATA="+filepath.Join(dir, "neo4j"), "NEO4J_LOCAL_HEAP=512m", "NEO4J_LOCAL_PAGECACHE_MB=64")
+		private.uri, private.err = run(env, "start")
+		// Later starts bind the port this one picked: memgate reconnects to the same URI.
+		private.env = append(env, "NEO4J_LOCAL_BOLT_PORT="+private.uri[strings.LastIndex(private.uri, ":")+1:])
+		stopPrivate = func() {
+			if _, err := run(private.env, "stop"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+			_ = os.RemoveAll(dir)
+		}
+	})
+	if private.err != nil {
+		t.Fatal(private.err)
+	}
+	neo4jLocal := func(action string) {
+		t.Helper()
+		if _, err := run(private.env, action); err != nil {
+			t.Fatal(err)
+		}
+	}
+	neo4jLocal("start") // a test before may have left it stopped
+	if err := neo4jtest.Run(private.uri, "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", nil); err != nil {
+		t.Fatalf("emptying the private Neo4j: %v", err)
+	}
+	dropSchema(t, private.uri)
+	return private.uri, neo4jLocal
+}
+
+// stopPrivate stops the private Neo4j once the package's tests are done (TestMain).
+var stopPrivate = func() {}
+
+// dropSchema drops every constraint and index but Neo4j's own token lookups. The
+// names come from Neo4j itself; schema commands take no parameters.
+func dropSchema(t *testing.T, uri string) {
+	t.Helper()
+	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	defer driver.Close(ctx)
+	// Constraints first: they own some indexes.
+	for _, kind := range [][2]string{{"CONSTRAINT", "CONSTRAINTS"}, {"INDEX", "INDEXES"}} {
+		res, err := neo4j.ExecuteQuery(ctx, driver, "SHOW "+kind[1]+" YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
+			nil, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatalf("SHOW %s: %v", kind[1], err)
+		}
+		for _, r := range res.Records {
+			name := strings.ReplaceAll(fmt.Sprint(r.Values[0]), "`", "``")
+			if _, err := neo4j.ExecuteQuery(ctx, driver, "DROP "+kind[0]+" `"+name+"` IF EXISTS", nil, neo4j.EagerResultTransformer); err != nil {
+				t.Fatalf("DROP %s %s: %v", kind[0], name, err)
+			}
+		}
+	}
+}
