@@ -24,6 +24,7 @@ var allowedImports = map[string][]string{
 	"service":                           {"graph", "access"},
 	"handlers":                          {"graph", "access", "extract", "service"},
 	"client":                            {},
+	"scripts/report":                    {},
 }
 
 // thirdParty says which packages may import a module outside the standard library;
