@@ -112,7 +112,9 @@ func launch(t *testing.T, env map[string]string) *process {
 // stop sends SIGTERM and waits for the exit, which must be 0.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	p.checkAlive(t)
+	if !p.alive(t) {
+		return
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -130,19 +132,22 @@ func (p *process) stop(t *testing.T) {
 // kill sends SIGKILL and waits for the process to die of it.
 func (p *process) kill(t *testing.T) {
 	t.Helper()
-	p.checkAlive(t)
-	_ = p.cmd.Process.Kill()
-	<-p.exited
+	if p.alive(t) {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
 }
 
-// checkAlive fails the test when the process has exited on its own (a race report
-// halts it with exit 66).
-func (p *process) checkAlive(t *testing.T) {
+// alive reports whether the process still runs, and fails the test when it has
+// exited on its own (a race report halts it with exit 66).
+func (p *process) alive(t *testing.T) bool {
 	t.Helper()
 	select {
 	case <-p.exited:
 		t.Errorf("memgate exited on its own with %v:\n%s", p.err, p.stderr.String())
+		return false
 	default:
+		return true
 	}
 }
 
