@@ -30,6 +30,7 @@ type process struct {
 	stderr syncBuffer
 	exited chan struct{} // closed once the process has exited; err is then set
 	err    error
+	ended  bool // the test stopped or killed it
 }
 
 type syncBuffer struct {
@@ -91,9 +92,7 @@ func launch(t *testing.T, env map[string]string) *process {
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
+		if !p.ended {
 			p.stop(t)
 		}
 	})
@@ -112,6 +111,7 @@ func launch(t *testing.T, env map[string]string) *process {
 // stop sends SIGTERM and waits for the exit, which must be 0.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
+	p.ended = true
 	if !p.alive(t) {
 		return
 	}
@@ -132,6 +132,7 @@ func (p *process) stop(t *testing.T) {
 // kill sends SIGKILL and waits for the process to die of it.
 func (p *process) kill(t *testing.T) {
 	t.Helper()
+	p.ended = true
 	if p.alive(t) {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
