@@ -16,7 +16,14 @@ import (
 // cannot set what the request type does not have: group_id, owner, status) and
 // anything after the object.
 func bind(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
+	return decodeJSON(c.Request().Body, v)
+}
+
+// decodeJSON decodes one JSON object from r into v as bind does: the one decoder of
+// REST bodies and MCP tool arguments, so both refuse the same mistakes with the same
+// messages.
+func decodeJSON(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
@@ -65,6 +72,10 @@ func jsonKind(goKind string) string {
 		return "an object"
 	case "bool":
 		return "true or false"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
 	}
 	return fmt.Sprintf("a %s", strings.TrimRight(goKind, "0123456789"))
 }

@@ -21,6 +21,11 @@ func TestInjection_EveryRoute(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
 	suffix := randomSuffix()
+	neo4jtest.Forget(t, suffix)
+	// A payload that names something the route stores (an agent, an owner, a grantee,
+	// a team, a promoter) carries the test's mark, so what a valid one creates (a team
+	// "global-<mark>") is erased with the rest; the hostile text is still sent whole.
+	marked := func(p string) string { return p + "-" + suffix }
 	victim := client{t: t, base: srv.URL, key: matrixKeys["trusted"], requester: "victim-" + suffix}
 	owner := client{t: t, base: srv.URL, key: matrixKeys["trusted"], requester: "attacker-" + suffix}
 	root := client{t: t, base: srv.URL, key: matrixKeys["admin"], requester: "root-" + suffix}
@@ -90,22 +95,22 @@ func TestInjection_EveryRoute(t *testing.T) {
 		func(p string) call { return call{owner, "GET", "/v1/facts/" + url.PathEscape(p), nil, nil} },
 		func(p string) call { return call{owner, "GET", "/v1/entities/" + url.PathEscape(p), nil, nil} },
 		func(p string) call {
-			return call{owner, "POST", "/v1/agents", map[string]any{"id": p, "owner_id": p}, nil}
+			return call{owner, "POST", "/v1/agents", map[string]any{"id": marked(p), "owner_id": marked(p)}, nil}
 		},
 		func(p string) call { return call{owner, "GET", "/v1/agents/" + url.PathEscape(p), nil, nil} },
 		func(p string) call { return call{owner, "DELETE", "/v1/agents/" + url.PathEscape(p), nil, nil} },
 		func(p string) call {
-			return call{owner, "PUT", "/v1/agents/" + agent + "/owner", map[string]any{"owner_id": p}, nil}
+			return call{owner, "PUT", "/v1/agents/" + agent + "/owner", map[string]any{"owner_id": marked(p)}, nil}
 		},
 		func(p string) call {
-			return call{owner, "PUT", "/v1/agents/" + agent + "/shares/" + url.PathEscape(p), nil, nil}
+			return call{owner, "PUT", "/v1/agents/" + agent + "/shares/" + url.PathEscape(marked(p)), nil, nil}
 		},
-		func(p string) call { return call{root, "POST", "/v1/teams", map[string]any{"name": p}, nil} },
+		func(p string) call { return call{root, "POST", "/v1/teams", map[string]any{"name": marked(p)}, nil} },
 		func(p string) call { return call{root, "GET", "/v1/teams/" + url.PathEscape(p), nil, nil} },
 		func(p string) call {
-			return call{root, "PUT", "/v1/teams/" + url.PathEscape(p) + "/members/" + url.PathEscape(p), map[string]any{"role": p}, nil}
+			return call{root, "PUT", "/v1/teams/" + url.PathEscape(marked(p)) + "/members/" + url.PathEscape(marked(p)), map[string]any{"role": p}, nil}
 		},
-		func(p string) call { return call{root, "PUT", "/v1/promoters/" + url.PathEscape(p), nil, nil} },
+		func(p string) call { return call{root, "PUT", "/v1/promoters/" + url.PathEscape(marked(p)), nil, nil} },
 		func(p string) call {
 			return call{root, "GET", "/v1/audit?" + url.Values{"kind": {p}, "actor": {p}, "subject": {p}, "since": {p},
 				"until": {p}, "cursor": {p}}.Encode(), nil, nil}
@@ -130,7 +135,7 @@ func TestInjection_EveryRoute(t *testing.T) {
 			if c.body != nil {
 				body = mustJSON(t, c.body)
 			}
-			resp, out := do(t, c.method, srv.URL+c.path, header, body)
+			resp, out := doMalformed(t, c.method, srv.URL+c.path, header, body) // hostile on purpose
 			codes[resp.StatusCode]++
 			if resp.StatusCode >= 500 {
 				t.Errorf("template %d %s %.60s with %.40q: %d %s", i, c.method, c.path, payload, resp.StatusCode, out)

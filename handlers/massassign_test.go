@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 // TestMassAssignment sends, on every route that takes a body, the fields a client must
@@ -17,6 +19,7 @@ func TestMassAssignment(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
 	suffix := randomSuffix()
+	neo4jtest.Forget(t, suffix)
 	owner := client{t: t, base: srv.URL, key: matrixKeys["trusted"], requester: "ma-owner-" + suffix}
 	root := client{t: t, base: srv.URL, key: matrixKeys["admin"], requester: "ma-root-" + suffix}
 	agent, team := "ma-agent-"+suffix, "ma-team-"+suffix
@@ -57,7 +60,7 @@ func TestMassAssignment(t *testing.T) {
 			if r.as == "root" {
 				c = root
 			}
-			status, out := c.do(r.method, r.path, body)
+			status, out := c.sendMalformed(r.method, r.path, body) // an unknown field, on purpose
 			if status != http.StatusBadRequest || !strings.Contains(string(out), "unknown field") {
 				t.Errorf("%s %s with %s: %d %s, want 400 unknown field", r.method, r.path, field, status, out)
 			}

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memgate/memgate/access"
@@ -63,15 +66,15 @@ type mcpStatus struct {
 func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "memgate", Version: version}, nil)
 	t := mcpTools{svc: svc, keys: keys}
-	mcp.AddTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
-		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, tool(t, t.add))
-	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
-		"as_of or include_expired), entities and the memories they came from, best first."}, tool(t, t.search))
-	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, tool(t, t.get))
-	mcp.AddTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, tool(t, t.list))
-	mcp.AddTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, tool(t, t.delete))
-	mcp.AddTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
-		"or failed (with the reason)."}, tool(t, t.status))
+	addTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
+		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t, t.add)
+	addTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
+		"as_of or include_expired), entities and the memories they came from, best first."}, t, t.search)
+	addTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, t, t.get)
+	addTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, t, t.list)
+	addTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, t, t.delete)
+	addTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
+		"or failed (with the reason)."}, t, t.status)
 	// Stateless, answering JSON: no session lives in one memgate process, so any
 	// instance behind a load balancer answers any call.
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
@@ -103,31 +106,53 @@ func (t mcpTools) call(ctx context.Context, req *mcp.CallToolRequest) (service.C
 	return t.svc.Resolve(ctx, host, h.Get("X-Requester-Id"), h.Get("X-Request-Id"))
 }
 
+// addTool registers a use case as an MCP tool. Its input schema is derived from In
+// and published, but the arguments are decoded here as REST decodes a body (unknown
+// fields refused, types checked, messages that never echo the input), not by the
+// SDK, so a mistake gets the error body REST gives for it. The requester is resolved
+// first, as REST's middleware does.
+func addTool[In any](s *mcp.Server, tl *mcp.Tool, t mcpTools, do func(context.Context, service.Call, In) (any, error)) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("the input schema of MCP tool %s: %v", tl.Name, err))
+	}
+	tl.InputSchema = schema
+	s.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, err := t.call(ctx, req)
+		if err != nil {
+			return result(req, nil, err)
+		}
+		var in In
+		if args := bytes.TrimSpace(req.Params.Arguments); len(args) > 0 && !bytes.Equal(args, []byte("null")) {
+			if err := decodeJSON(bytes.NewReader(args), &in); err != nil {
+				return result(req, nil, err)
+			}
+		}
+		v, err := do(ctx, c, in)
+		return result(req, v, err)
+	})
+}
+
 // result answers a tool call: the value as JSON text and structured content, or an
-// MCP tool error carrying the REST error's code and message.
-func result(v any, err error) (*mcp.CallToolResult, any, error) {
+// MCP tool error whose text is the REST error body (code, message, request id).
+func result(req *mcp.CallToolRequest, v any, err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		_, code, message := classify(err)
-		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		requestID := ""
+		if req.Extra != nil {
+			requestID = req.Extra.Header.Get("X-Request-Id")
+		}
+		b, err := json.Marshal(ErrorBody{Error: ErrorDetail{Code: code, Message: message, RequestID: requestID}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
-}
-
-// tool adapts a use case to an MCP tool: the requester is resolved first, and an
-// error becomes a tool error.
-func tool[In any](t mcpTools, do func(context.Context, service.Call, In) (any, error)) mcp.ToolHandlerFor[In, any] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		c, err := t.call(ctx, req)
-		if err != nil {
-			return result(nil, err)
-		}
-		return result(do(ctx, c, in))
-	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
 
 func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, error) {

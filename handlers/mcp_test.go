@@ -10,17 +10,24 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/handlers"
 )
 
-// withHeaders sends every request with the host key and requester of one MCP client.
-type withHeaders map[string]string
+// withHeaders sends every request with the host key and requester of one MCP client,
+// through the contract check of openapi.json.
+type withHeaders struct {
+	header map[string]string
+	next   http.RoundTripper
+}
 
 func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range h {
+	for k, v := range h.header {
 		r.Header.Set(k, v)
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return h.next.RoundTrip(r)
 }
 
 // mcpSession connects the SDK's own client to /mcp as requester through key.
@@ -28,7 +35,9 @@ func mcpSession(t *testing.T, base, key, requester string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "memgate-test", Version: "test"}, nil)
 	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
-		HTTPClient: &http.Client{Transport: withHeaders{"Authorization": "Bearer " + key, "X-Requester-Id": requester}}}, nil)
+		HTTPClient: &http.Client{Transport: withHeaders{
+			header: map[string]string{"Authorization": "Bearer " + key, "X-Requester-Id": requester},
+			next:   newContract(t, false)}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +70,7 @@ func TestMCP(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
 	suffix := randomSuffix()
+	neo4jtest.Forget(t, suffix)
 	ownerID, otherID, agent, team := "mcp-owner-"+suffix, "mcp-other-"+suffix, "mcp-agent-"+suffix, "mcp-team-"+suffix
 	rest := client{t: t, base: srv.URL, key: matrixKeys["trusted"], requester: ownerID}
 	rest.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
@@ -164,10 +174,110 @@ func TestMCP(t *testing.T) {
 	}
 
 	// Without a requester the HTTP request is refused before MCP sees it.
-	resp, body := do(t, "POST", srv.URL+"/mcp", map[string]string{"Authorization": "Bearer " + matrixKeys["trusted"],
+	resp, body := doMalformed(t, "POST", srv.URL+"/mcp", map[string]string{"Authorization": "Bearer " + matrixKeys["trusted"],
 		"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("MCP without X-Requester-Id: %d %s, want 400", resp.StatusCode, body)
+	}
+}
+
+// TestMCP_ToolErrors: a mistake in a tool's arguments is a tool error whose text is
+// the error body REST gives for the same mistake in a body (code, message, a request
+// id), never the decoder's or the schema validator's text, and never the bad value.
+func TestMCP_ToolErrors(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, matrixKeyring())
+	suffix := randomSuffix()
+	neo4jtest.Forget(t, suffix)
+	requester, agent := "mcp-errors-"+suffix, "mcp-errors-"+suffix
+	rest := client{t: t, base: srv.URL, key: matrixKeys["trusted"], requester: requester}
+	rest.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	s := mcpSession(t, srv.URL, matrixKeys["trusted"], requester)
+
+	// What the MCP transport would refuse in plain text is refused in the one error
+	// shape: another method than POST (the server is stateless), a body that is not
+	// JSON, an Accept without both JSON and an event stream.
+	headers := func(contentType, accept string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + matrixKeys["trusted"], "X-Requester-Id": requester,
+			"Content-Type": contentType, "Accept": accept}
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, method := range []string{"GET", "DELETE"} {
+		resp, body := doMalformed(t, method, srv.URL+"/mcp", headers("application/json", "text/event-stream"), "")
+		mustErrorBody(t, resp, body, http.StatusMethodNotAllowed, "invalid")
+	}
+	resp, body := doMalformed(t, "POST", srv.URL+"/mcp", headers("text/plain", "application/json, text/event-stream"), list)
+	mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
+	resp, body = do(t, "POST", srv.URL+"/mcp", headers("application/json", "application/json"), list)
+	mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
+
+	const bad = "bad-value-zq9" // in each mistake, where one holds a value
+	for _, c := range []struct {
+		name, tool, route string
+		mistake           map[string]any
+		want              string // the message REST and MCP both give
+	}{
+		{"BadAsOf", "search_memory", "/v1/memories/search", map[string]any{"as_of": bad},
+			"the body has a malformed value (timestamps are RFC 3339, e.g. 2024-03-01T12:00:00Z)"},
+		{"LimitNotANumber", "search_memory", "/v1/memories/search", map[string]any{"limit": bad},
+			"field limit must be a whole number"},
+		{"LimitFraction", "search_memory", "/v1/memories/search", map[string]any{"limit": 2.5},
+			"field limit must be a whole number"},
+		{"LimitNegative", "search_memory", "/v1/memories/search", map[string]any{"limit": -1},
+			"limit must not be negative"},
+		{"UnknownField", "search_memory", "/v1/memories/search", map[string]any{"group_id": bad},
+			`unknown field "group_id"`},
+		{"WrongType", "search_memory", "/v1/memories/search", map[string]any{"include": bad},
+			"field include must be a list"},
+		{"AgentNotAString", "search_memory", "/v1/memories/search", map[string]any{"agent_id": 42},
+			"field agent_id must be a string"},
+		{"AddBadTime", "add_memory", "/v1/memories", map[string]any{"reference_time": bad},
+			"the body has a malformed value (timestamps are RFC 3339, e.g. 2024-03-01T12:00:00Z)"},
+		{"AddUnknownField", "add_memory", "/v1/memories", map[string]any{"status": bad},
+			`unknown field "status"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// The same mistake in the REST body, where the tool and the route share
+			// the field's name (add_memory's content is REST's messages).
+			args := map[string]any{"agent_id": agent, "query": "alice"}
+			body := map[string]any{"agent_id": agent, "query": "alice"}
+			if c.tool == "add_memory" {
+				args = map[string]any{"agent_id": agent, "content": "a note"}
+				body = map[string]any{"agent_id": agent, "messages": "a note"}
+			}
+			for k, v := range c.mistake {
+				args[k], body[k] = v, v
+			}
+			status, out := rest.sendMalformed("POST", c.route, body)
+			var restErr handlers.ErrorBody
+			if err := json.Unmarshal(out, &restErr); err != nil || status != http.StatusBadRequest {
+				t.Fatalf("REST: %d %s", status, out)
+			}
+
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s: %v, want a tool error", c.tool, err)
+			}
+			if !res.IsError || len(res.Content) != 1 {
+				t.Fatalf("%s: %+v, want one tool error", c.tool, res)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			var got handlers.ErrorBody
+			dec := json.NewDecoder(strings.NewReader(text))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&got); err != nil {
+				t.Fatalf("the tool error %s is not the REST error body: %v", text, err)
+			}
+			if got.Error.Code != "invalid" || got.Error.Message != c.want || got.Error.RequestID == "" {
+				t.Errorf("MCP error %+v, want code invalid, message %q and a request id", got.Error, c.want)
+			}
+			if got.Error.Code != restErr.Error.Code || got.Error.Message != restErr.Error.Message {
+				t.Errorf("MCP error %+v, REST error %+v: want the same code and message", got.Error, restErr.Error)
+			}
+			if strings.Contains(text, bad) || strings.Contains(text, "validating") || strings.Contains(text, "json:") {
+				t.Errorf("the tool error echoes the arguments or the decoder: %s", text)
+			}
+		})
 	}
 }

@@ -215,7 +215,7 @@ func TestSearch_ErrInvalid(t *testing.T) {
 		"scope not a team or global": {"query": "x", "scopes": []string{"private"}},
 	} {
 		body["agent_id"] = agent
-		status, out := owner.do("POST", "/v1/memories/search", body)
+		status, out := owner.sendMalformed("POST", "/v1/memories/search", body)
 		if status != http.StatusBadRequest || !strings.Contains(string(out), `"code":"invalid"`) {
 			t.Errorf("%s: %d %s, want 400 invalid", name, status, out)
 		}
@@ -239,7 +239,7 @@ var injection = []string{
 func TestSearch_Injection(t *testing.T) {
 	t.Parallel()
 	owner, other, agent := aliceWorld(t)
-	theirs := "their-" + randomSuffix()
+	theirs := "their-" + agent // the agent's id holds the test's mark
 	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": theirs}, nil)
 	ingest(t, "agent-"+theirs+"-")
 	var a added
@@ -280,7 +280,7 @@ func TestSearch_Injection(t *testing.T) {
 			case "scopes", "include", "entity_types", "relations":
 				body[field] = []string{payload}
 			}
-			status, out := owner.do("POST", "/v1/memories/search", body)
+			status, out := owner.sendMalformed("POST", "/v1/memories/search", body)
 			codes[status]++
 			if status >= 500 {
 				t.Errorf("%s = %.40q: %d %s", field, payload, status, out)

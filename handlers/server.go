@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -99,8 +100,15 @@ func New(d Deps) *echo.Echo {
 	a.routes(v1)
 	// MCP: the same host key and requester checks as /v1 before the MCP server sees
 	// a request.
+	// The server is stateless, so POST is its one method: echo answers GET (a stream)
+	// and DELETE (a session's end) with 405 in the one error shape.
 	mcpHandler := newMCP(d.Service, d.Keys, d.Version)
-	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", func(c echo.Context) error {
+	e.POST("/mcp", func(c echo.Context) error {
+		// What the MCP handler would refuse in plain text is refused here in the one
+		// error shape.
+		if err := mcpHeaders(c.Request().Header); err != nil {
+			return err
+		}
 		// The tools see the request's headers only: hand them the request id audit
 		// events carry, as REST handlers have it.
 		c.Request().Header.Set(echo.HeaderXRequestID, requestID(c))
@@ -108,6 +116,32 @@ func New(d Deps) *echo.Echo {
 		return nil
 	}, authenticate(d.Keys), limit, a.requester)
 	return e
+}
+
+// mcpHeaders checks what the streamable HTTP transport requires of a POST: a JSON
+// body, and an answer as JSON or as an event stream.
+func mcpHeaders(h http.Header) error {
+	if mt, _, err := mime.ParseMediaType(h.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
+		return graph.Errorf(graph.EINVALID, "Content-Type must be application/json")
+	}
+	json, stream := false, false
+	for _, value := range h.Values(echo.HeaderAccept) {
+		for _, part := range strings.Split(value, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "*/*":
+				json, stream = true, true
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			}
+		}
+	}
+	if !json || !stream {
+		return graph.Errorf(graph.EINVALID, "Accept must list application/json and text/event-stream")
+	}
+	return nil
 }
 
 // readyz answers 200 when the store is reachable and migrated, else 503 with the reason.

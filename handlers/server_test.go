@@ -55,7 +55,35 @@ func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Ser
 	return srv
 }
 
+// do sends a request and reads the answer; both are checked against openapi.json
+// (contract_test.go).
 func do(t *testing.T, method, url string, header map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	return send(t, false, method, url, header, body)
+}
+
+// doMalformed is do for a request that is outside openapi.json on purpose (a test of
+// 400s, of injection, of a missing key): it is sent as it is, and only the answer is
+// checked against the document.
+func doMalformed(t *testing.T, method, url string, header map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	return send(t, true, method, url, header, body)
+}
+
+// sendMalformed is client.do for a request outside openapi.json on purpose.
+func (c client) sendMalformed(method, path string, body any) (int, []byte) {
+	c.t.Helper()
+	var text string
+	if body != nil {
+		text = mustJSON(c.t, body)
+	}
+	resp, out := doMalformed(c.t, method, c.base+path, map[string]string{
+		"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json",
+	}, text)
+	return resp.StatusCode, out
+}
+
+func send(t *testing.T, malformed bool, method, url string, header map[string]string, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -64,7 +92,7 @@ func do(t *testing.T, method, url string, header map[string]string, body string)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Transport: newContract(t, malformed)}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +161,7 @@ func TestAuth(t *testing.T) {
 			{"Authorization": "key-agent"},
 			{"Authorization": "Bearer " + access.HashKey("key-agent")},
 		} {
-			resp, body := do(t, "GET", srv.URL+"/v1/whoami", header, "")
+			resp, body := doMalformed(t, "GET", srv.URL+"/v1/whoami", header, "") // no key, or not a bearer one
 			mustErrorBody(t, resp, body, http.StatusUnauthorized, "unauthenticated")
 			if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("%v: WWW-Authenticate = %q", header, resp.Header.Get("WWW-Authenticate"))
@@ -153,7 +181,8 @@ func TestAuth(t *testing.T) {
 func TestAuth_DevMode(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, nil)
-	resp, body := do(t, "GET", srv.URL+"/v1/whoami", nil, "")
+	// openapi.json requires a host key; dev mode is the one deployment that needs none.
+	resp, body := doMalformed(t, "GET", srv.URL+"/v1/whoami", nil, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d, body %s", resp.StatusCode, body)
 	}
@@ -169,25 +198,26 @@ func TestAuth_DevMode(t *testing.T) {
 func TestErrors_OneShape(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, nil)
+	// Every request here is to a route or method openapi.json does not have.
 
 	t.Run("UnknownRoute", func(t *testing.T) {
-		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", nil, "")
+		resp, body := doMalformed(t, "GET", srv.URL+"/v1/nothing-here", nil, "")
 		mustErrorBody(t, resp, body, http.StatusNotFound, "not_found")
 	})
 	t.Run("BodyTooLarge", func(t *testing.T) {
-		resp, body := do(t, "POST", srv.URL+"/v1/whoami", map[string]string{"Content-Type": "application/json"},
+		resp, body := doMalformed(t, "POST", srv.URL+"/v1/whoami", map[string]string{"Content-Type": "application/json"},
 			`{"x":"`+strings.Repeat("a", 300<<10)+`"}`)
 		mustErrorBody(t, resp, body, http.StatusRequestEntityTooLarge, "too_large")
 	})
 	t.Run("RequestIDKeptWhenWellFormed", func(t *testing.T) {
-		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": "trace-abc.123"}, "")
+		resp, body := doMalformed(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": "trace-abc.123"}, "")
 		if e := mustErrorBody(t, resp, body, http.StatusNotFound, "not_found"); e.Error.RequestID != "trace-abc.123" {
 			t.Fatalf("request_id = %q, want the caller's", e.Error.RequestID)
 		}
 	})
 	t.Run("RequestIDReplacedWhenMalformed", func(t *testing.T) {
 		forged := "x\" injected=\"1"
-		resp, body := do(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": forged}, "")
+		resp, body := doMalformed(t, "GET", srv.URL+"/v1/nothing-here", map[string]string{"X-Request-Id": forged}, "")
 		if e := mustErrorBody(t, resp, body, http.StatusNotFound, "not_found"); e.Error.RequestID == forged {
 			t.Fatal("a malformed request id was echoed back")
 		}
@@ -203,7 +233,7 @@ func ingest(t *testing.T, scopes ...string) {
 		r := &extract.Runner{
 			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
 			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now},
-			Workers:  2, Lease: 15 * time.Second, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
+			Workers:  2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
 			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 		}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -34,7 +34,7 @@ var thirdParty = map[string][]string{
 	"graph/neo4jstore":                  {"github.com/neo4j/neo4j-go-driver"},
 	"graph/neo4jstore/neo4jtest":        {"github.com/testcontainers/testcontainers-go", "github.com/neo4j/neo4j-go-driver"},
 	"graph/neo4jstore/neo4jtest/testdb": {"github.com/neo4j/neo4j-go-driver"},
-	"handlers":                          {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/prometheus/client_golang", "golang.org/x/time"},
+	"handlers":                          {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "github.com/prometheus/client_golang", "golang.org/x/time"},
 	"service":                           {"github.com/google/uuid"},
 	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
