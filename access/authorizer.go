@@ -40,8 +40,10 @@ type Authorizer interface {
 	// Modify decides changing a memory in space that p can already see: deleting it,
 	// retrying its ingestion.
 	Modify(p Principal, space graph.Space) Decision
-	// Promote decides copying a memory p can see into target.
-	Promote(p Principal, target graph.Space) Decision
+	// Promote decides copying a memory p can see from source into target: p must be
+	// able to republish what is in source (its owner's agent, a writer of its team;
+	// anyone for what all may read) and to write to target by promotion.
+	Promote(p Principal, source, target graph.Space) Decision
 	// ManageAgent decides changing or erasing agent (owner or admin host).
 	ManageAgent(p Principal, agent *graph.Agent) Decision
 	// Share decides granting or revoking read access to agent's private space.
@@ -143,7 +145,16 @@ func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 	return deny("this space cannot be changed")
 }
 
-func (pol Policy) Promote(p Principal, target graph.Space) Decision {
+func (pol Policy) Promote(p Principal, source, target graph.Space) Decision {
+	switch source.Kind {
+	case graph.SpacePublic, graph.SpaceGlobal: // what every requester reads
+	case graph.SpacePrivate, graph.SpaceTeam: // a read share or a team reader never republishes
+		if d := pol.Modify(p, source); d.Effect != Allow {
+			return deny("only the owner of a private space or a writer of a team may promote from it")
+		}
+	default:
+		return deny("memories are promoted only from an agent's, a team's or the global space")
+	}
 	switch target.Kind {
 	case graph.SpaceGlobal:
 		if p.Promoter {

@@ -356,7 +356,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		return nil, graph.Errorf(graph.EINVALID, "target must be team:<name> or global")
 	}
 	copied, err := s.Mem.PromoteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
-		if d := s.Auth.Promote(c.P, to); d.Effect != access.Allow {
+		if d := s.Auth.Promote(c.P, e.Space(), to); d.Effect != access.Allow {
 			return nil, nil, forbid(e.UUID, to.GroupID(), d.Reason)
 		}
 		if e.GroupID == to.GroupID() {

@@ -1,5 +1,5 @@
 // Package accesstest loads the authorization matrix of access/testdata/matrix.json,
-// which the policy tests and the HTTP tests both run.
+// which the policy tests, the service tests and the HTTP tests all run.
 package accesstest
 
 import (
@@ -8,15 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 )
 
 // Matrix is the world, the principals and the expected outcome of every cell.
 type Matrix struct {
-	Spaces     []string             `json:"spaces"`
-	World      World                `json:"world"`
+	About  string   `json:"about"`
+	Spaces []string `json:"spaces"` // the columns of the memory operations
+	Agents []string `json:"agents"` // the columns of the agent operations
+	World  World    `json:"world"`
+	// PromoteToTeam is the team promote_team copies memories to.
+	PromoteToTeam string `json:"promote_to_team"`
+	// Principals are the rows.
 	Principals map[string]Principal `json:"principals"`
-	// Expect[principal][operation] lists one outcome per space, in Spaces order.
+	// Expect[principal][operation] lists one outcome per column: in Spaces order for
+	// Operations, in Agents order for AgentOperations.
 	Expect map[string]map[string]string `json:"expect"`
 }
 
@@ -33,13 +40,19 @@ type Principal struct {
 	Agent     string `json:"agent"`
 }
 
-// Operations in the order the tests run them.
-var Operations = []string{"create", "get", "list", "search", "delete", "promote"}
+// Operations on memories, one cell per space, in the order the tests run them.
+var Operations = []string{"create", "get", "list", "search", "delete", "retry", "promote", "promote_team"}
 
-// Cell is one assertion.
+// AgentOperations on agents, one cell per agent column, run after Operations.
+var AgentOperations = []string{"share", "unshare", "transfer", "erase"}
+
+// Cell is one assertion: what Principal gets doing Operation on Column (a space of
+// Spaces or an agent of Agents).
 type Cell struct {
-	Principal, Operation, Space, Want string
+	Principal, Operation, Column, Want string
 }
+
+func (c Cell) String() string { return c.Principal + " " + c.Operation + " " + c.Column }
 
 // Load reads the matrix from access/testdata.
 func Load() (*Matrix, error) {
@@ -49,29 +62,68 @@ func Load() (*Matrix, error) {
 		return nil, err
 	}
 	var m Matrix
-	if err := json.Unmarshal(b, &m); err != nil {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("matrix.json: %w", err)
 	}
 	return &m, nil
 }
 
-// Cells returns every assertion, failing on a row of the wrong length.
+// Cells returns every assertion in the order of Operations, then AgentOperations. It
+// fails on a principal without expectations, an operation it does not know, a missing
+// operation, or a row of the wrong length.
 func (m *Matrix) Cells() ([]Cell, error) {
-	var cells []Cell
-	for name := range m.Principals {
-		ops, ok := m.Expect[name]
-		if !ok {
-			return nil, fmt.Errorf("matrix: no expectations for %s", name)
+	columns := map[string][]string{}
+	for _, op := range Operations {
+		columns[op] = m.Spaces
+	}
+	for _, op := range AgentOperations {
+		columns[op] = m.Agents
+	}
+	for name, ops := range m.Expect {
+		if _, ok := m.Principals[name]; !ok {
+			return nil, fmt.Errorf("matrix: expectations for %s, who is not a principal", name)
 		}
-		for _, op := range Operations {
-			row := strings.Fields(ops[op])
-			if len(row) != len(m.Spaces) {
-				return nil, fmt.Errorf("matrix: %s %s has %d cells, want %d", name, op, len(row), len(m.Spaces))
+		for op := range ops {
+			if columns[op] == nil {
+				return nil, fmt.Errorf("matrix: %s has a row for the unknown operation %q", name, op)
 			}
-			for i, want := range row {
-				cells = append(cells, Cell{Principal: name, Operation: op, Space: m.Spaces[i], Want: want})
+		}
+	}
+	names := make([]string, 0, len(m.Principals))
+	for name := range m.Principals {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var cells []Cell
+	for _, op := range append(append([]string{}, Operations...), AgentOperations...) {
+		for _, name := range names {
+			row, ok := m.Expect[name][op]
+			if !ok {
+				return nil, fmt.Errorf("matrix: no %s row for %s", op, name)
+			}
+			fields := strings.Fields(row)
+			if len(fields) != len(columns[op]) {
+				return nil, fmt.Errorf("matrix: %s %s has %d cells, want %d", name, op, len(fields), len(columns[op]))
+			}
+			for i, want := range fields {
+				cells = append(cells, Cell{Principal: name, Operation: op, Column: columns[op][i], Want: want})
 			}
 		}
 	}
 	return cells, nil
+}
+
+// SpaceColumn splits a column of Spaces into the kind of its space (private, public,
+// team, global, system) and the agent or team it names: a_private is agent a's
+// private space, team_x is team x.
+func SpaceColumn(column string) (kind, name string) {
+	if team, ok := strings.CutPrefix(column, "team_"); ok {
+		return "team", team
+	}
+	if agent, vis, ok := strings.Cut(column, "_"); ok {
+		return vis, agent
+	}
+	return column, ""
 }

@@ -1,0 +1,621 @@
+package service_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/access/accesstest"
+	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/service"
+)
+
+// hosts are the host keys of the matrix's principals.
+var hosts = map[string]access.Host{
+	"trusted":  {Name: "agent-host", Trusted: true},
+	"admin":    {Name: "ops", Trusted: true, Admin: true},
+	"confined": {Name: "plugin"},
+}
+
+// world is the matrix world stored through the service in the real store, its ids
+// suffixed with the test's mark.
+type world struct {
+	t      *testing.T
+	ctx    context.Context
+	m      *accesstest.Matrix
+	mark   string
+	svc    *service.Service
+	db     *neo4jstore.DB
+	seeds  map[string]string // space column -> a memory there (system: an audit event's id)
+	failed map[string]string // space column -> a memory there whose ingestion failed
+	tokens map[string]string // space column -> a word only its seed holds
+	fresh  int               // agents made for agent operations so far
+}
+
+func (w *world) id(name string) string { return name + "-" + w.mark }
+
+// call resolves requester through host as the service does once per request, so each
+// call sees the store as it is now.
+func (w *world) call(requester, host string) service.Call {
+	w.t.Helper()
+	h, ok := hosts[host]
+	if !ok {
+		w.t.Fatalf("matrix: unknown host %q", host)
+	}
+	c, err := w.svc.Resolve(w.ctx, h, w.id(requester), "matrix-"+w.mark)
+	if err != nil {
+		w.t.Fatalf("resolving %s: %v", requester, err)
+	}
+	return c
+}
+
+func (w *world) principal(name string) service.Call {
+	p := w.m.Principals[name]
+	return w.call(p.Requester, p.Host)
+}
+
+func (w *world) admin() service.Call { return w.call("root", "admin") }
+
+// space returns the agent, the visibility and the team a space column names, as a
+// client would write them (agent is empty for team, global and system).
+func (w *world) space(column string) (agent, visibility, team string) {
+	kind, name := accesstest.SpaceColumn(column)
+	switch kind {
+	case "private", "public":
+		return w.id(name), kind, ""
+	case "team":
+		return "", "team", w.id(name)
+	}
+	return "", kind, ""
+}
+
+func (w *world) groupID(column string) string {
+	agent, visibility, team := w.space(column)
+	switch {
+	case agent != "":
+		return "agent-" + agent + "-" + visibility
+	case team != "":
+		return "team-" + team
+	}
+	return visibility
+}
+
+// writer is who stores seeds in a column of the world, and with which of its agents:
+// an owner, a team writer, or (global) a promoter, who promotes a public memory.
+func (w *world) writer(column string) (service.Call, string) {
+	kind, name := accesstest.SpaceColumn(column)
+	switch kind {
+	case "private", "public":
+		return w.call(w.m.World.Agents[name], "trusted"), w.id(name)
+	case "team":
+		for member, role := range w.m.World.Teams[name] {
+			if role == string(graph.RoleWriter) {
+				if agent := w.agentOf(member); agent != "" {
+					return w.call(member, "trusted"), w.id(agent)
+				}
+			}
+		}
+	case "global":
+		for _, p := range w.m.World.Promoters {
+			if agent := w.agentOf(p); agent != "" {
+				return w.call(p, "trusted"), w.id(agent)
+			}
+		}
+	}
+	w.t.Fatalf("matrix: nobody in the world can write to %s", column)
+	return service.Call{}, ""
+}
+
+// agentOf returns an agent the world gives requester, or "".
+func (w *world) agentOf(requester string) string {
+	for agent, owner := range w.m.World.Agents {
+		if owner == requester {
+			return agent
+		}
+	}
+	return ""
+}
+
+func (w *world) mustAdd(c service.Call, m service.NewMemory) *graph.Episode {
+	w.t.Helper()
+	added, errs := w.svc.Add(w.ctx, c, []service.NewMemory{m}, "")
+	if errs[0] != nil {
+		w.t.Fatalf("%s adding to %s %s %s: %v", c.P.ID, m.AgentID, m.Visibility, m.Team, errs[0])
+	}
+	return added[0].Episode
+}
+
+// seed stores a memory in column as the column's writer and returns its id.
+func (w *world) seed(column, text string) string {
+	w.t.Helper()
+	c, own := w.writer(column)
+	if column == "global" {
+		src := w.mustAdd(c, service.NewMemory{AgentID: own, Visibility: "public", Text: text})
+		e, err := w.svc.Promote(w.ctx, c, src.UUID, "global")
+		if err != nil {
+			w.t.Fatalf("promoting a seed to global: %v", err)
+		}
+		return e.UUID
+	}
+	agent, visibility, team := w.space(column)
+	if agent == "" {
+		agent = own
+	}
+	e := w.mustAdd(c, service.NewMemory{AgentID: agent, Visibility: visibility, Team: team, Text: text})
+	if e.GroupID != w.groupID(column) {
+		w.t.Fatalf("a seed of %s landed in %s", column, e.GroupID)
+	}
+	return e.UUID
+}
+
+// fail makes the ingestion of the memory id of column fail, as a worker does when it
+// gives up: claimed from the queue, then released with no retry. In an agent's or
+// team's space of this world the memory must be the oldest one not done (the queue
+// serves a space in order). The global space is shared with every other test, where
+// the queue would serve another test's memory first, so there the state is set
+// directly.
+func (w *world) fail(column, id string) {
+	w.t.Helper()
+	group := w.groupID(column)
+	if column == "global" {
+		err := neo4jtest.Run(neo4jtest.URI(w.t), `
+MATCH (e:Episodic {uuid: $uuid, group_id: 'global'})
+WHERE e.status = 'queued'
+SET e.status = 'failed', e.last_error = $reason, e.attempts = coalesce(e.attempts, 0) + 1`,
+			map[string]any{"uuid": id, "reason": "failed by the matrix test"})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+	} else {
+		worker := "matrix-" + w.mark
+		claimed, err := w.db.Claim(w.ctx, worker, group, time.Minute, 1, 0)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if len(claimed) != 1 || claimed[0].Episode.UUID != id {
+			w.t.Fatalf("the queue of %s served %d memories, not %s first", group, len(claimed), id)
+		}
+		if err := w.db.Release(w.ctx, id, worker, "failed by the matrix test", nil); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	if status := w.status(column, id); status != graph.StatusFailed {
+		w.t.Fatalf("memory %s in %s is %s after failing it", id, group, status)
+	}
+}
+
+// status reads a memory of column from the store, past the Authorizer: its
+// ingestion status, or "gone".
+func (w *world) status(column, id string) string {
+	w.t.Helper()
+	return w.statusIn(w.groupID(column), id)
+}
+
+func (w *world) statusIn(group, id string) string {
+	w.t.Helper()
+	e, err := w.db.GetEpisode(w.ctx, id, graph.Visible{GroupIDs: []string{group}})
+	switch {
+	case graph.ErrorCode(err) == graph.ENOTFOUND:
+		return "gone"
+	case err != nil:
+		w.t.Fatal(err)
+	}
+	return e.Status
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	m, err := accesstest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	mark := "m" + hex.EncodeToString(b[:])
+	neo4jtest.Forget(t, mark)
+	db := neo4jtest.DB(t)
+	svc := &service.Service{
+		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
+		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions},
+		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
+			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	w := &world{t: t, ctx: ctx, m: m, mark: mark, svc: svc, db: db,
+		seeds: map[string]string{}, failed: map[string]string{}, tokens: map[string]string{}}
+
+	root := w.admin()
+	for agent, owner := range m.World.Agents {
+		if _, err := svc.CreateAgent(ctx, root, w.id(agent), w.id(owner)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for team, members := range m.World.Teams {
+		if err := svc.CreateTeam(ctx, root, w.id(team)); err != nil {
+			t.Fatal(err)
+		}
+		for member, role := range members {
+			if err := svc.SetMember(ctx, root, w.id(team), w.id(member), graph.Role(role)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, p := range m.World.Promoters {
+		if err := svc.SetPromoter(ctx, root, w.id(p), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for agent, grantees := range m.World.Shares {
+		for _, g := range grantees {
+			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The first memory of each space is the one whose ingestion fails, while it is the
+	// oldest there; then the seeds that the reads look for.
+	for _, col := range m.Spaces {
+		if col == "system" {
+			continue
+		}
+		w.failed[col] = w.seed(col, "A memory of "+col+" whose ingestion failed.")
+		w.fail(col, w.failed[col])
+	}
+	for _, col := range m.Spaces {
+		w.tokens[col] = fmt.Sprintf("tok%s%s", col, mark)
+		if col != "system" {
+			w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s: %s.", col, w.tokens[col]))
+		}
+	}
+	// The system space holds audit events; the id of one stands for its memory.
+	events, _, err := svc.ListAudit(ctx, root, graph.AuditFilter{Actor: w.id("root"), Page: graph.PageRequest{Limit: 1}})
+	if err != nil || len(events) != 1 {
+		t.Fatalf("no audit event to use as the system space's memory (%v)", err)
+	}
+	w.seeds["system"], w.failed["system"] = events[0].ID, events[0].ID
+	return w
+}
+
+// outcome names an error in the matrix's words.
+func outcome(err error) string {
+	switch code := graph.ErrorCode(err); code {
+	case "":
+		return "allow"
+	case graph.EINVALID:
+		return "400"
+	case graph.EFORBIDDEN:
+		return "403"
+	case graph.ENOTFOUND:
+		return "404"
+	case graph.ECONFLICT:
+		return "409"
+	default:
+		return fmt.Sprintf("%s (%v)", code, err)
+	}
+}
+
+// shown is a memory, fact or entity that a list or a search showed a principal.
+type shown struct{ kind, id string }
+
+// TestMatrix_Service runs every cell of access/testdata/matrix.json through
+// service.Service on the real store, as the principal of its row, and compares what
+// happened with the cell. Then: everything a list or search showed a principal, that
+// principal can read by id; and every 403 left exactly one namespace_denied event,
+// every other outcome none.
+func TestMatrix_Service(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	cells, err := w.m.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := map[string]int{} // requester id -> 403s
+	seen := map[string][]shown{}  // principal -> what list and search showed it
+	tally := map[string]int{}
+	for _, c := range cells {
+		got, showed := w.run(c)
+		tally[got]++
+		seen[c.Principal] = append(seen[c.Principal], showed...)
+		if got == "403" {
+			forbidden[w.id(w.m.Principals[c.Principal].Requester)]++
+		}
+		if got != c.Want {
+			t.Errorf("%s = %s, want %s", c, got, c.Want)
+		}
+	}
+	t.Logf("%d cells: %v", len(cells), tally)
+
+	t.Run("ListAndSearchAgreeWithGet", func(t *testing.T) {
+		for name, items := range seen {
+			c := w.principal(name)
+			for _, s := range items {
+				var err error
+				switch s.kind {
+				case "memory":
+					_, err = w.svc.Get(w.ctx, c, s.id)
+				case "fact":
+					_, err = w.svc.GetFact(w.ctx, c, s.id)
+				case "entity":
+					_, err = w.svc.GetEntity(w.ctx, c, s.id)
+				}
+				if err != nil {
+					t.Errorf("%s was shown %s %s, but reading it answers %v", name, s.kind, s.id, err)
+				}
+			}
+		}
+	})
+
+	t.Run("EveryForbiddenIsAudited", func(t *testing.T) {
+		root := w.admin()
+		requesters := map[string]bool{}
+		for _, p := range w.m.Principals {
+			requesters[w.id(p.Requester)] = true
+		}
+		for requester := range requesters {
+			events := 0
+			f := graph.AuditFilter{Actor: requester, Kind: graph.AuditNamespaceDenied, Page: graph.PageRequest{Limit: 100}}
+			for {
+				page, next, err := w.svc.ListAudit(w.ctx, root, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				events += len(page)
+				if f.Page.Cursor = next; next == "" {
+					break
+				}
+			}
+			if events != forbidden[requester] {
+				t.Errorf("%s: %d outcomes were 403, %d namespace_denied events", requester, forbidden[requester], events)
+			}
+		}
+	})
+}
+
+// run performs one cell as its principal and returns what happened, in the matrix's
+// words, with what a list or search showed.
+func (w *world) run(cell accesstest.Cell) (string, []shown) {
+	w.t.Helper()
+	c := w.principal(cell.Principal)
+	switch cell.Operation {
+	case "share", "unshare", "transfer", "erase":
+		return w.runAgent(c, cell), nil
+	}
+	col := cell.Column
+	own := w.id(w.m.Principals[cell.Principal].Agent)
+	agent, visibility, team := w.space(col)
+	switch cell.Operation {
+	case "create":
+		if agent == "" {
+			agent = own
+		}
+		added, errs := w.svc.Add(w.ctx, c, []service.NewMemory{{AgentID: agent, Visibility: visibility, Team: team,
+			Text: "created by the matrix"}}, "")
+		if errs[0] != nil {
+			return outcome(errs[0]), nil
+		}
+		switch e := added[0].Episode; {
+		case added[0].Confined && e.GroupID == "agent-"+agent+"-private":
+			return "confine", nil
+		case !added[0].Confined && e.GroupID == w.groupID(col):
+			return "allow", nil
+		default:
+			return fmt.Sprintf("stored in %s (confined %v)", e.GroupID, added[0].Confined), nil
+		}
+
+	case "get":
+		e, err := w.svc.Get(w.ctx, c, w.seeds[col])
+		if err == nil && e.UUID != w.seeds[col] {
+			return "answered with " + e.UUID, nil
+		}
+		return outcome(err), nil
+
+	case "list":
+		q := service.ListQuery{AgentID: agent, Space: visibility, Page: graph.PageRequest{Limit: 100}}
+		if team != "" {
+			q.Space = "team:" + team
+		}
+		var showed []shown
+		for {
+			page, err := w.svc.List(w.ctx, c, q)
+			if err != nil {
+				return outcome(err), showed
+			}
+			for _, e := range page.Episodes {
+				showed = append(showed, shown{"memory", e.UUID})
+				if e.UUID == w.seeds[col] {
+					return "allow", showed
+				}
+			}
+			if q.Page.Cursor = page.NextCursor; !page.HasMore {
+				return "listed without its seed", showed
+			}
+		}
+
+	case "search":
+		q := service.SearchQuery{Query: w.tokens[col], AgentID: agent, Limit: 100}
+		switch {
+		case team != "":
+			q.AgentID, q.Scopes = own, []string{"team:" + team}
+		case agent == "":
+			q.AgentID, q.Scopes = own, []string{"global"}
+		}
+		res, err := w.svc.Search(w.ctx, c, q)
+		if err != nil {
+			return outcome(err), nil
+		}
+		var showed []shown
+		found := false
+		for _, h := range res.Episodes {
+			showed = append(showed, shown{"memory", h.Episode.UUID})
+			found = found || h.Episode.UUID == w.seeds[col]
+		}
+		for _, h := range res.Facts {
+			showed = append(showed, shown{"fact", h.Fact.UUID})
+		}
+		for _, h := range res.Entities {
+			showed = append(showed, shown{"entity", h.Entity.UUID})
+		}
+		if found {
+			return "found", showed
+		}
+		return "absent", showed
+
+	case "delete":
+		id := w.seeds[col]
+		if col != "system" {
+			id = w.seed(col, "A memory of "+col+" to be deleted.")
+		}
+		err := w.svc.Delete(w.ctx, c, id)
+		if col == "system" {
+			return outcome(err), nil
+		}
+		switch after := w.status(col, id); {
+		case err == nil && after != "gone":
+			return "deleted, but the memory is still there: " + after, nil
+		case err != nil && after == "gone":
+			return outcome(err) + ", but the memory is gone", nil
+		}
+		return outcome(err), nil
+
+	case "retry":
+		id := w.failed[col]
+		e, err := w.svc.Retry(w.ctx, c, id)
+		if col == "system" {
+			return outcome(err), nil
+		}
+		after := w.status(col, id)
+		switch {
+		case err == nil && (e.UUID != id || after != graph.StatusQueued):
+			return fmt.Sprintf("retried, but the memory is %s (answered %s)", after, e.UUID), nil
+		case err == nil:
+			w.fail(col, id) // failed again for the next cell
+		case after != graph.StatusFailed:
+			return outcome(err) + ", but the memory is now " + after, nil
+		}
+		return outcome(err), nil
+
+	case "promote", "promote_team":
+		target, group := "global", "global"
+		if cell.Operation == "promote_team" {
+			target, group = "team:"+w.id(w.m.PromoteToTeam), "team-"+w.id(w.m.PromoteToTeam)
+		}
+		e, err := w.svc.Promote(w.ctx, c, w.seeds[col], target)
+		switch {
+		case err != nil:
+			return outcome(err), nil
+		case e.GroupID != group || e.PromotedFrom != w.seeds[col] || e.PromotedBy != c.P.ID:
+			return fmt.Sprintf("promoted wrongly: %s from %s by %s", e.GroupID, e.PromotedFrom, e.PromotedBy), nil
+		}
+		if _, err := w.svc.Get(w.ctx, c, e.UUID); err != nil {
+			return "promoted, but the copy cannot be read: " + outcome(err), nil
+		}
+		return "allow", nil
+	}
+	return "unknown operation " + cell.Operation, nil
+}
+
+// runAgent performs an agent operation on a fresh agent made like the world's agent of
+// the column (its owner, its shares, one private memory), or on an agent that does not
+// exist when the world has none of that name, and checks what the store holds after.
+func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
+	w.t.Helper()
+	w.fresh++
+	agent := w.id(fmt.Sprintf("%s%d", cell.Column, w.fresh))
+	grantee, heir := w.id("gina"), w.id("olga")
+	owner, exists := w.m.World.Agents[cell.Column]
+	var private string
+	if exists {
+		if _, err := w.svc.CreateAgent(w.ctx, w.admin(), agent, w.id(owner)); err != nil {
+			w.t.Fatal(err)
+		}
+		oc := w.call(owner, "trusted")
+		for _, g := range w.m.World.Shares[cell.Column] {
+			if err := w.svc.Share(w.ctx, oc, agent, w.id(g), true); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+		if cell.Operation == "unshare" {
+			if err := w.svc.Share(w.ctx, oc, agent, grantee, true); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+		private = w.mustAdd(oc, service.NewMemory{AgentID: agent, Visibility: "private", Text: "A private memory of " + agent + "."}).UUID
+	}
+	// reads reports whether requester can read the private memory.
+	reads := func(requester string) bool {
+		_, err := w.svc.Get(w.ctx, w.call(requester, "trusted"), private)
+		if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
+			w.t.Fatal(err)
+		}
+		return err == nil
+	}
+	// ownerNow is the agent's owner as the store holds it, "" when it does not exist.
+	ownerNow := func() string {
+		v, err := w.svc.GetAgent(w.ctx, w.admin(), agent)
+		if graph.ErrorCode(err) == graph.ENOTFOUND {
+			return ""
+		} else if err != nil {
+			w.t.Fatal(err)
+		}
+		return v.OwnerID
+	}
+
+	var err error
+	switch cell.Operation {
+	case "share":
+		err = w.svc.Share(w.ctx, c, agent, grantee, true)
+	case "unshare":
+		err = w.svc.Share(w.ctx, c, agent, grantee, false)
+	case "transfer":
+		err = w.svc.TransferOwner(w.ctx, c, agent, heir)
+	case "erase":
+		_, err = w.svc.DeleteAgent(w.ctx, c, agent)
+	}
+	got := outcome(err)
+	if !exists {
+		if ownerNow() != "" {
+			return got + ", and now the agent exists"
+		}
+		return got
+	}
+	if cell.Operation == "erase" {
+		agentGone, memoryGone := ownerNow() == "", w.statusIn("agent-"+agent+"-private", private) == "gone"
+		switch {
+		case err == nil && !(agentGone && memoryGone):
+			return fmt.Sprintf("erased, but the agent gone %v, its memory gone %v", agentGone, memoryGone)
+		case err != nil && (agentGone || memoryGone):
+			return fmt.Sprintf("%s, but the agent gone %v, its memory gone %v", got, agentGone, memoryGone)
+		}
+		return got
+	}
+	changed, what := false, ""
+	switch cell.Operation {
+	case "share":
+		changed, what = reads("gina"), "the grantee reads its private memory"
+	case "unshare":
+		changed, what = !reads("gina"), "the grantee no longer reads its private memory"
+	case "transfer":
+		now := ownerNow()
+		changed, what = now != w.id(owner), "its owner is "+now
+		if now == heir && (!reads("olga") || reads(owner)) {
+			return got + ", the owner changed, but the private memory did not follow"
+		}
+	}
+	switch {
+	case err == nil && !changed:
+		return "allow, but nothing changed"
+	case err != nil && changed:
+		return got + ", but " + what
+	}
+	return got
+}
