@@ -102,16 +102,9 @@ func (w *world) principal(name string) client {
 	return w.as(p.Requester, p.Host)
 }
 
-// spaceArgs returns the agent and the team a column names.
+// spaceArgs returns the agent, the visibility and the team a column names.
 func (w *world) spaceArgs(column string) (agent, visibility, team string) {
-	kind, name := accesstest.SpaceColumn(column)
-	switch kind {
-	case "private", "public":
-		return w.id(name), kind, ""
-	case "team":
-		return "", "team", w.id(name)
-	}
-	return "", kind, "" // global, system
+	return accesstest.SpaceArgs(column, w.id)
 }
 
 // writer returns the world member who writes seeds in column, and their agent.

@@ -66,14 +66,7 @@ func (w *world) admin() service.Call { return w.call("root", "admin") }
 // space returns the agent, the visibility and the team a space column names, as a
 // client would write them (agent is empty for team, global and system).
 func (w *world) space(column string) (agent, visibility, team string) {
-	kind, name := accesstest.SpaceColumn(column)
-	switch kind {
-	case "private", "public":
-		return w.id(name), kind, ""
-	case "team":
-		return "", "team", w.id(name)
-	}
-	return "", kind, ""
+	return accesstest.SpaceArgs(column, w.id)
 }
 
 func (w *world) groupID(column string) string {

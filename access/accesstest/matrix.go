@@ -127,3 +127,17 @@ func SpaceColumn(column string) (kind, name string) {
 	}
 	return column, ""
 }
+
+// SpaceArgs returns what a client names to write to a column's space: the agent (for
+// an agent's spaces), the visibility, and the team (for a team's), each id passed
+// through id (a test's suffix).
+func SpaceArgs(column string, id func(string) string) (agent, visibility, team string) {
+	kind, name := SpaceColumn(column)
+	switch kind {
+	case "private", "public":
+		return id(name), kind, ""
+	case "team":
+		return "", "team", id(name)
+	}
+	return "", kind, "" // global, system
+}
