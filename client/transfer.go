@@ -1,7 +1,7 @@
 package client
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
@@ -36,6 +36,14 @@ type Summary struct {
 	Elapsed    time.Duration // for the rate
 }
 
+// ErrUnreadable is an import whose file cannot be read or is not JSON Lines or CSV:
+// nothing was sent, and running it again will not help.
+var ErrUnreadable = errors.New("the file cannot be imported")
+
+// MaxLine is the longest line of a JSON Lines file import sends; a longer one is
+// rejected as one line.
+const MaxLine = 16 << 20
+
 // line is one memory of the file and where it came from.
 type line struct {
 	number int // 1-based line (JSON Lines) or record (CSV, the header is 1)
@@ -52,11 +60,11 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
 	start := time.Now()
 	data, err := os.ReadFile(o.Path)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	lines, err := parse(o.Path, data)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	sum := sha256.Sum256(data)
 	fileKey := "import-" + hex.EncodeToString(sum[:12])
@@ -147,6 +155,49 @@ send:
 	return s, fatal
 }
 
+// RejectsFile is where an import writes the lines it rejects: created on the first
+// reject only (a run that rejects nothing leaves no file behind, and a file that
+// cannot be read creates none), never through a symlink or into anything but a
+// regular file; an earlier run's file is replaced.
+type RejectsFile struct {
+	Path string
+	f    *os.File
+	err  error
+}
+
+func (r *RejectsFile) Write(p []byte) (int, error) {
+	if r.f == nil && r.err == nil {
+		r.f, r.err = createRejects(r.Path)
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.f.Write(p)
+}
+
+// Close closes the file, if one was created, and reports the first error writing it.
+func (r *RejectsFile) Close() error {
+	if r.f != nil {
+		if err := r.f.Close(); r.err == nil {
+			r.err = err
+		}
+	}
+	return r.err
+}
+
+func createRejects(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s exists and is not a regular file (a symlink?): rejects not written", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	// O_EXCL: a file or symlink put there since is refused, never followed.
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
 func reject(w io.Writer, number int, err error) {
 	if w == nil {
 		return
@@ -187,17 +238,26 @@ func parse(path string, data []byte) ([]line, error) {
 	switch {
 	case strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson"):
 		var out []line
-		sc := bufio.NewScanner(strings.NewReader(string(data)))
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for n := 1; sc.Scan(); n++ {
-			text := strings.TrimSpace(sc.Text())
-			if text == "" {
+		for n, rest := 1, data; len(rest) > 0; n++ {
+			raw := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				raw, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			text := bytes.TrimSpace(raw)
+			if len(text) == 0 {
+				continue
+			}
+			l := line{number: n}
+			if len(text) > MaxLine {
+				l.err = fmt.Errorf("the line is %d bytes, over the %d a memory may have", len(text), MaxLine)
+				out = append(out, l)
 				continue
 			}
 			var il importLine
-			dec := json.NewDecoder(strings.NewReader(text))
+			dec := json.NewDecoder(bytes.NewReader(text))
 			dec.DisallowUnknownFields()
-			l := line{number: n}
 			if err := dec.Decode(&il); err != nil {
 				l.err = fmt.Errorf("not a memory: %v", err)
 			} else {
@@ -205,7 +265,7 @@ func parse(path string, data []byte) ([]line, error) {
 			}
 			out = append(out, l)
 		}
-		return out, sc.Err()
+		return out, nil
 	case strings.HasSuffix(path, ".csv"):
 		r := csv.NewReader(strings.NewReader(string(data)))
 		r.FieldsPerRecord = -1

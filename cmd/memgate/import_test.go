@@ -85,12 +85,12 @@ func TestImport_Resumes(t *testing.T) {
 
 	start := time.Now()
 	out, err := command(t, nil, args...).Output()
-	if err != nil {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ok {
 			stderr = ee.Stderr
 		}
-		t.Fatalf("the rerun: %v: %s\n%s", err, out, stderr)
+		t.Fatalf("the rerun: %v, want exit code 3 (done, two lines rejected): %s\n%s", err, out, stderr)
 	}
 	t.Logf("rerun in %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
 	var sum struct{ lines, accepted, duplicates, rejected int }
@@ -143,4 +143,81 @@ func count(t *testing.T, c *client.Client, agent string) int {
 			return n
 		}
 	}
+}
+
+// TestImport_Rejects runs imports whose every line is refused before anything is
+// sent (no memgate needed): the rejects file appears only when there is a reject,
+// is never written through a symlink, and replaces an earlier run's; a line over
+// client.MaxLine is one rejected line, not the end of the run; a run with rejects
+// exits 3.
+func TestImport_Rejects(t *testing.T) {
+	t.Parallel()
+	importFile := func(t *testing.T, path string) (int, string) {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		cmd := command(t, nil, "import", "--url", "http://127.0.0.1:1", "--requester", "r", path)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String() + stderr.String()
+	}
+	bad := func(t *testing.T) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "bad.jsonl")
+		long := `{"agent_id": "a", "content": "` + strings.Repeat("x", client.MaxLine) + `"}`
+		if err := os.WriteFile(path, []byte("{\"agent_id\": \"a\"}\n"+long+"\nnot json\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	t.Run("NoInputNoRejectsFile", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "missing.jsonl")
+		if code, out := importFile(t, path); code != 1 || strings.Contains(out, "run it again") {
+			t.Errorf("exit %d, want 1 without advice to run it again: %s", code, out)
+		}
+		if _, err := os.Lstat(path + ".rejects.jsonl"); !os.IsNotExist(err) {
+			t.Errorf("a rejects file beside an input that does not exist: %v", err)
+		}
+	})
+	t.Run("EveryLineRejected", func(t *testing.T) {
+		path := bad(t)
+		if err := os.WriteFile(path+".rejects.jsonl", []byte("an earlier run's\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out := importFile(t, path)
+		if code != 3 || !strings.Contains(out, "lines 3, accepted 0, duplicates 0, rejected 3") {
+			t.Fatalf("exit %d, want 3 with three lines rejected: %s", code, out)
+		}
+		rejects, _ := os.ReadFile(path + ".rejects.jsonl")
+		for _, want := range []string{`"line":1`, `"line":2`, `"line":3`, "over the"} {
+			if !strings.Contains(string(rejects), want) {
+				t.Errorf("rejects file lacks %s:\n%.500s", want, rejects)
+			}
+		}
+		if strings.Count(string(rejects), "\n") != 3 {
+			t.Errorf("rejects file has not exactly this run's three lines:\n%.500s", rejects)
+		}
+	})
+	t.Run("NeverThroughSymlink", func(t *testing.T) {
+		path := bad(t)
+		target := filepath.Join(t.TempDir(), "precious")
+		if err := os.WriteFile(target, []byte("keep me\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, path+".rejects.jsonl"); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := importFile(t, path); code != 1 || !strings.Contains(out, "not a regular file") {
+			t.Errorf("exit %d, want 1 naming the symlink: %s", code, out)
+		}
+		if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
+			t.Errorf("the symlink's target was written: %q", b)
+		}
+	})
 }

@@ -38,7 +38,8 @@ Usage:
   memgate loadtest [flags]          write and search from many requesters at once, then read everything back
 
 import, export and loadtest talk to a running memgate: --url (default http://127.0.0.1:8080),
---requester ID, and the host key in MEMGATE_CLIENT_KEY (none in dev mode).
+--requester ID, and the host key in MEMGATE_CLIENT_KEY (none in dev mode). import writes
+the lines it rejects to FILE.rejects.jsonl and exits 3 when there were any.
 
 Configuration: memgate.yaml (or --config FILE) and MEMGATE_* environment variables.
 `

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -93,12 +94,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	rejects, err := os.Create(path + ".rejects.jsonl")
-	if err != nil {
-		fmt.Fprintf(stderr, "memgate import: %v\n", err)
-		return 1
-	}
-	defer rejects.Close()
+	rejects := &client.RejectsFile{Path: path + ".rejects.jsonl"}
 	opts := client.ImportOptions{Path: path, BatchSize: *batch, Workers: *workers, Rejects: rejects}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		var bar *progressbar.ProgressBar
@@ -123,11 +119,25 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	if secs := sum.Elapsed.Seconds(); secs > 0 {
 		rate = float64(sum.Accepted+sum.Duplicates) / secs
 	}
-	fmt.Fprintf(stdout, "lines %d, accepted %d, duplicates %d, rejected %d (reasons in %s), %.1f memories/s\n",
-		sum.Lines, sum.Accepted, sum.Duplicates, sum.Rejected, rejects.Name(), rate)
-	if err != nil {
+	where := ""
+	if sum.Rejected > 0 {
+		where = " (reasons in " + rejects.Path + ")"
+	}
+	fmt.Fprintf(stdout, "lines %d, accepted %d, duplicates %d, rejected %d%s, %.1f memories/s\n",
+		sum.Lines, sum.Accepted, sum.Duplicates, sum.Rejected, where, rate)
+	if werr := rejects.Close(); werr != nil {
+		fmt.Fprintf(stderr, "memgate import: %v\n", werr)
+		return 1
+	}
+	switch {
+	case errors.Is(err, client.ErrUnreadable):
+		fmt.Fprintf(stderr, "memgate import: %v\n", err)
+		return 1
+	case err != nil:
 		fmt.Fprintf(stderr, "memgate import: stopped: %v; run it again to send the rest (what landed is skipped)\n", err)
 		return 1
+	case sum.Rejected > 0:
+		return 3 // done, but not every line was stored
 	}
 	return 0
 }
