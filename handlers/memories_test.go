@@ -82,6 +82,21 @@ func TestIdempotency(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrSameKeyOtherSpace", func(t *testing.T) {
+		// The first use of the key stored into the private space; the same key for
+		// the public space is another request: 422 every time, not 409 ("in flight,
+		// retry") forever.
+		public := map[string]any{"agent_id": agent, "messages": body["messages"], "visibility": "public"}
+		for i := 0; i < 3; i++ {
+			if status, _ := post("replay-key", public); status != http.StatusUnprocessableEntity {
+				t.Fatalf("attempt %d: status %d, want 422", i, status)
+			}
+		}
+		if n := countEpisodes(t, owner, agent); n != 1 {
+			t.Fatalf("%d episodes stored, want the first only", n)
+		}
+	})
+
 	t.Run("ConcurrentDuplicatesOneWinner", func(t *testing.T) {
 		const n = 8
 		var wg sync.WaitGroup

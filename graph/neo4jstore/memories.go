@@ -41,8 +41,12 @@ func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.
 
 func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateResult {
 	if e.IdempotencyKey != "" {
-		if prior, err := db.byIdempotencyKey(ctx, e); err != nil || prior != nil {
+		prior, used, err := db.byIdempotencyKey(ctx, e)
+		if err != nil || prior != nil {
 			return replay(prior, e, err)
+		}
+		if used { // by a request to another space
+			return graph.CreateResult{Err: errKeyReused}
 		}
 	}
 	_, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", episodeParams(e))
@@ -63,25 +67,27 @@ func replay(prior, e *graph.Episode, err error) graph.CreateResult {
 	case err != nil:
 		return graph.CreateResult{Err: err}
 	case prior.RequestHash != e.RequestHash:
-		return graph.CreateResult{Err: graph.Errorf(graph.EUNPROCESSABLE,
-			"this Idempotency-Key was used for a different request")}
+		return graph.CreateResult{Err: errKeyReused}
 	}
 	return graph.CreateResult{Episode: prior, Replayed: true}
 }
 
-// byIdempotencyKey finds the episode stored under e's key, searching the space e is
-// written to (the key is already scoped to host key and requester by its hash).
-func (db *DB) byIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, error) {
+var errKeyReused = graph.Errorf(graph.EUNPROCESSABLE, "this Idempotency-Key was used for a different request")
+
+// byIdempotencyKey finds the episode stored under e's key in the space e is written
+// to (the key is already scoped to host key and requester by its hash), and whether
+// the key is used at all, in that space or another.
+func (db *DB) byIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, bool, error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_by_idempotency_key",
 		visParams(graph.Visible{GroupIDs: []string{e.GroupID}}, map[string]any{"key": e.IdempotencyKey}))
 	if err != nil || len(records) == 0 {
-		return nil, err
+		return nil, false, err
 	}
+	used, _ := records[0].Values[1].(bool)
 	if records[0].Values[0] == nil {
-		return nil, nil
+		return nil, used, nil
 	}
-	prior := episodeFromNode(records[0].Values[0].(neo4j.Node))
-	return prior, nil
+	return episodeFromNode(records[0].Values[0].(neo4j.Node)), used, nil
 }
 
 func (db *DB) GetEpisode(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
