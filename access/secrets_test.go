@@ -1,6 +1,8 @@
 package access_test
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/memgate/memgate/access"
@@ -42,4 +44,42 @@ func TestFindSecret(t *testing.T) {
 			t.Errorf("FindSecret(%q) = %q, want nothing", text, reason)
 		}
 	}
+}
+
+// TestFindSecret_Corpus measures the credential check on a labelled corpus
+// (testdata/credentials.json): every secret must be refused and every near miss — text
+// that talks about passwords and keys, ids, hashes, masks — let through. It logs
+// precision and recall, which make reliability reports.
+func TestFindSecret_Corpus(t *testing.T) {
+	b, err := os.ReadFile("testdata/credentials.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var corpus struct {
+		Secrets    []string `json:"secrets"`
+		NearMisses []string `json:"near_misses"`
+	}
+	if err := json.Unmarshal(b, &corpus); err != nil {
+		t.Fatal(err)
+	}
+	if len(corpus.Secrets) < 60 || len(corpus.NearMisses) < 60 {
+		t.Fatalf("%d secrets and %d near misses, want at least 60 of each", len(corpus.Secrets), len(corpus.NearMisses))
+	}
+	caught, refused := 0, 0
+	for _, s := range corpus.Secrets {
+		if access.FindSecret(s) != "" {
+			caught++
+		} else {
+			t.Errorf("a secret let through: %.80q", s)
+		}
+	}
+	for _, s := range corpus.NearMisses {
+		if reason := access.FindSecret(s); reason != "" {
+			refused++
+			t.Errorf("a near miss refused as %s: %.80q", reason, s)
+		}
+	}
+	t.Logf("credential corpus: %d secrets, %d near misses; precision %.3f, recall %.3f",
+		len(corpus.Secrets), len(corpus.NearMisses),
+		float64(caught)/float64(max(1, caught+refused)), float64(caught)/float64(len(corpus.Secrets)))
 }

@@ -217,10 +217,20 @@ func TestAddMemory_RefusesCredentials(t *testing.T) {
 			t.Errorf("%q: status %d, want 422 with the reason: %s", text, status, out)
 		}
 	}
-	status, out := owner.do("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "ok",
-		"metadata": map[string]any{"note": "api_key=abcd1234efgh"}})
-	if status != http.StatusUnprocessableEntity {
-		t.Errorf("a secret in metadata: status %d, want 422: %s", status, out)
+	// Every stored string field is checked, and the refusal names the field.
+	for field, extra := range map[string]map[string]any{
+		"metadata":           {"metadata": map[string]any{"note": "api_key=abcd1234efgh"}},
+		"tags":               {"tags": []string{"db", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"}},
+		"source_description": {"source_description": "sk-proj-abcdefghijklmnopqrstuvwxyz123456"},
+	} {
+		body := map[string]any{"agent_id": agent, "messages": "ok"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		status, out := owner.do("POST", "/v1/memories", body)
+		if status != http.StatusUnprocessableEntity || !strings.Contains(string(out), field) {
+			t.Errorf("a secret in %s: status %d, want 422 naming the field: %s", field, status, out)
+		}
 	}
 	if n := countEpisodes(t, owner, agent); n != 0 {
 		t.Fatalf("%d episodes stored; credentials must never be stored", n)

@@ -190,9 +190,8 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	}
 	content := renderContent(m)
 	if s.Limits.RefuseCredentials {
-		if reason := access.FindSecret(content + "\n" + metadataText(m.Metadata)); reason != "" {
-			return Added{}, graph.Errorf(graph.EUNPROCESSABLE,
-				"refused: the content carries %s; memgate never stores credentials", reason)
+		if err := refuseCredentials(m, content); err != nil {
+			return Added{}, err
 		}
 	}
 	e := s.newEpisode(c, m, d.Space, content)
@@ -205,6 +204,20 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 		return Added{}, res.Err
 	}
 	return Added{Episode: res.Episode, Confined: d.Effect == access.Confine, Replayed: res.Replayed}, nil
+}
+
+// refuseCredentials checks every string a memory stores: its content, metadata, tags
+// and source description.
+func refuseCredentials(m *NewMemory, content string) error {
+	for _, f := range []struct{ name, text string }{
+		{"content", content}, {"metadata", metadataText(m.Metadata)},
+		{"tags", strings.Join(m.Tags, "\n")}, {"source_description", m.SourceDescription},
+	} {
+		if reason := access.FindSecret(f.text); reason != "" {
+			return graph.Errorf(graph.EUNPROCESSABLE, "refused: the %s carries %s; memgate never stores credentials", f.name, reason)
+		}
+	}
+	return nil
 }
 
 func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content string) *graph.Episode {
