@@ -245,8 +245,24 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 			break
 		}
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	kind, _ := classifyLLMError(err)
+	return &LLMError{Kind: kind, Op: what, Err: err}
 }
+
+// LLMError is a call to the model provider that failed for good. Kind is
+// classifyLLMError's name for it (malformed, timeout, network, rate_limited, server,
+// http_NNN): stable, for readers of the memory; Err has the provider's own text, for
+// the log only.
+type LLMError struct {
+	Kind, Op string
+	Err      error
+}
+
+func (e *LLMError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *LLMError) Unwrap() error { return e.Err }
 
 // classifyLLMError names an error's kind and says whether a retry may help.
 func classifyLLMError(err error) (string, bool) {

@@ -10,6 +10,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -262,13 +263,49 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 	} else {
 		r.Metrics.Failed.Add(1)
 	}
-	reason := graph.ErrorMessage(err)
-	if graph.ErrorCode(err) == graph.EINTERNAL {
-		reason = err.Error()
-	}
+	reason := Reason(err)
 	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
-		"retry", retryAt != nil, "error", reason)
+		"retry", retryAt != nil, "reason", reason, "error", err.Error())
 	r.release(ctx, ep, reason, retryAt)
+}
+
+// The reasons a memory's ingestion failed, as its readers see them in last_error:
+// a stable kind and a short message. The provider's or the database's own text goes
+// to the service log only, under the memory's id.
+var reasons = map[string]string{
+	"llm_malformed":     "the language model's answer could not be read",
+	"llm_timeout":       "the language model did not answer in time",
+	"llm_network":       "the language model could not be reached",
+	"llm_rate_limited":  "the language model's provider refused: too many requests",
+	"llm_server":        "the language model's provider failed",
+	"llm_refused":       "the language model's provider refused the request",
+	"store_unavailable": "the graph database could not be reached",
+	"internal":          "extraction failed; the service log has the detail under this memory's id",
+}
+
+// Reason is what last_error says of err.
+func Reason(err error) string {
+	kind := "internal"
+	var llm *LLMError
+	switch {
+	case errors.As(err, &llm) && reasons["llm_"+llm.Kind] != "":
+		kind = "llm_" + llm.Kind
+	case errors.As(err, &llm):
+		kind = "llm_refused" // an HTTP status no retry helps: http_400, http_401, ...
+	case graph.ErrorCode(err) == graph.EUNAVAILABLE:
+		kind = "store_unavailable"
+	}
+	return kind + ": " + reasons[kind]
+}
+
+// Reasons lists every last_error Reason gives.
+func Reasons() []string {
+	var out []string
+	for kind, message := range reasons {
+		out = append(out, kind+": "+message)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // giveBack returns a claimed episode to the queue without counting the attempt. It
