@@ -22,6 +22,12 @@ type ImportOptions struct {
 	BatchSize int    // memories per request (at most memory.batch_max_items of the server)
 	Workers   int    // requests in flight
 	Rejects   io.Writer
+	// Retry is how long a batch that met a transport error or a 5xx is sent again,
+	// with its key (so it is stored once), before the run stops; 0: never.
+	Retry time.Duration
+	// Retrying, when set, hears each error a batch is sent again after (from the
+	// workers, several at once).
+	Retrying func(err error)
 	// Progress, when set, hears how many lines are settled (accepted, duplicate or
 	// rejected) out of the total, after every batch; never from two goroutines at once.
 	Progress func(settled, total int)
@@ -115,7 +121,16 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
 					items, sent = append(items, l.memory), append(sent, l)
 				}
 				if len(items) > 0 {
-					results, err := c.AddBatch(ctx, items, fmt.Sprintf("%s-%d", fileKey, batch[0].number))
+					key := fmt.Sprintf("%s-%d", fileKey, batch[0].number)
+					results, err := c.AddBatch(ctx, items, key)
+					deadline, wait := time.Now().Add(o.Retry), 250*time.Millisecond
+					for err != nil && retryable(err) && time.Now().Before(deadline) && sleep(ctx, wait) {
+						if o.Retrying != nil {
+							o.Retrying(err)
+						}
+						results, err = c.AddBatch(ctx, items, key)
+						wait = min(2*wait, 5*time.Second)
+					}
 					var apiErr *Error
 					switch {
 					case errors.As(err, &apiErr) && apiErr.Status < 500 && apiErr.Status != 429:
@@ -196,6 +211,16 @@ func createRejects(path string) (*os.File, error) {
 	}
 	// O_EXCL: a file or symlink put there since is refused, never followed.
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is still going.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 func reject(w io.Writer, number int, err error) {

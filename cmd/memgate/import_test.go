@@ -61,7 +61,7 @@ func TestImport_Resumes(t *testing.T) {
 		}
 	}
 	f.Close()
-	args := []string{"import", "--url", base, "--requester", requester, "--batch", "10", "--workers", "4", path}
+	args := []string{"import", "--url", base, "--requester", requester, "--batch", "10", "--workers", "4", "--retry", "2m", path}
 
 	// The first run is killed once half the file is in.
 	first := command(t, nil, args...)
@@ -70,7 +70,9 @@ func TestImport_Resumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
+	var said strings.Builder // what the import printed, for a failure
 	for sc.Scan() {
+		said.WriteString(sc.Text() + "\n")
 		var done, total int
 		if n, _ := fmt.Sscanf(sc.Text(), "imported %d of %d", &done, &total); n == 2 && done >= lines/2 {
 			break
@@ -80,7 +82,7 @@ func TestImport_Resumes(t *testing.T) {
 	_ = first.Wait()
 	landed := count(t, c, agent)
 	if landed < lines/4 || landed >= lines {
-		t.Fatalf("after the kill %d memories landed; the test wants the import cut halfway", landed)
+		t.Fatalf("after the kill %d memories landed; the test wants the import cut halfway. The import said:\n%s", landed, said.String())
 	}
 
 	start := time.Now()
@@ -220,4 +222,53 @@ func TestImport_Rejects(t *testing.T) {
 			t.Errorf("the symlink's target was written: %q", b)
 		}
 	})
+}
+
+// TestImport_RidesOutRestart starts an import while its memgate is down and brings
+// memgate back on the same address: the import sends the refused batches again (with
+// their keys) and every line lands once, exit 0.
+func TestImport_RidesOutRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	mark := suffix()
+	neo4jtest.Forget(t, mark)
+	requester, agent := "importer-"+mark, "imported-"+mark
+	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"})
+	c := apiClient{t: t, base: base, requester: requester}
+	if status := c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil); status != http.StatusCreated {
+		t.Fatalf("creating the agent: %d", status)
+	}
+	const lines = 50
+	path := filepath.Join(t.TempDir(), "memories.jsonl")
+	var file strings.Builder
+	for i := 0; i < lines; i++ {
+		fmt.Fprintf(&file, `{"agent_id": %q, "content": "Memory %d of a restart."}`+"\n", agent, i)
+	}
+	if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv.stop(t)
+
+	var stdout, stderr strings.Builder
+	imp := command(t, nil, "import", "--url", base, "--requester", requester, "--batch", "10", "--retry", "1m", path)
+	imp.Stdout, imp.Stderr = &stdout, &stderr
+	if err := imp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Back on the same address, as a restarted service is.
+	startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0", "MEMGATE_SERVER_ADDR": strings.TrimPrefix(base, "http://")})
+	if err := imp.Wait(); err != nil {
+		t.Fatalf("import: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "sending the batch again") {
+		t.Errorf("the import met no refused batch, so the test tested nothing:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), fmt.Sprintf("lines %d, accepted %d, duplicates 0, rejected 0", lines, lines)) {
+		t.Errorf("summary: %s", stdout.String())
+	}
+	if n := count(t, client.New(base, "", requester), agent); n != lines {
+		t.Errorf("%d memories stored, want %d: each once", n, lines)
+	}
 }

@@ -30,7 +30,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	loadRate := fs.Float64("rate", 0, "loadtest: requests a second in all (0: as fast as the writers can)")
 	searchEvery := fs.Int("search-every", 10, "loadtest: a search after every n writes of a writer (0: none)")
 	resendEvery := fs.Int("resend-every", 10, "loadtest: send every n-th write twice with the same Idempotency-Key (0: never)")
-	retry := fs.Duration("retry", 30*time.Second, "loadtest: how long to send a write again, with its key, after a transport error or a 5xx (0: never)")
+	retry := fs.Duration("retry", 30*time.Second, "loadtest and import: how long to send a write again, with its key, after a transport error or a 5xx (0: never)")
 	out := fs.String("out", "", "export: the file to write (default standard output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -95,7 +95,8 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	path := fs.Arg(0)
 	rejects := &client.RejectsFile{Path: path + ".rejects.jsonl"}
-	opts := client.ImportOptions{Path: path, BatchSize: *batch, Workers: *workers, Rejects: rejects}
+	opts := client.ImportOptions{Path: path, BatchSize: *batch, Workers: *workers, Rejects: rejects, Retry: *retry,
+		Retrying: func(err error) { fmt.Fprintf(stderr, "memgate import: %v; sending the batch again\n", err) }}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		var bar *progressbar.ProgressBar
 		opts.Progress = func(done, total int) {
