@@ -1,4 +1,6 @@
 // Erase an agent and both of its spaces: every episode, entity, fact and mention.
+// Runs after agent_erase_lock in one transaction, and reads the spaces again under
+// its locks.
 MATCH (a:Agent {id: $id})
 WHERE a.owner_id = $expected_owner
 OPTIONAL MATCH (e:Episodic) WHERE e.group_id IN $group_ids

@@ -28,6 +28,7 @@ type pipe struct {
 	scope  string // every group_id of this test starts with it
 	opts   extract.OpenAIOptions
 	metric *extract.Metrics
+	agents map[string]bool // created by agent
 }
 
 func newPipe(t testing.TB) *pipe {
@@ -42,7 +43,7 @@ func newPipe(t testing.TB) *pipe {
 	mark := hex.EncodeToString(b[:])
 	neo4jtest.Forget(t, mark)
 	m := &extract.Metrics{}
-	return &pipe{t: t, db: neo4jtest.DB(t), llm: llm, scope: "agent-p" + mark, metric: m,
+	return &pipe{t: t, db: neo4jtest.DB(t), llm: llm, scope: "agent-p" + mark, metric: m, agents: map[string]bool{},
 		opts: extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted", Timeout: 2 * time.Second,
 			MaxConcurrency: 4, MaxRetries: 2, RetryBase: 5 * time.Millisecond, Dimensions: neo4jtest.Dimensions,
 			Metrics: m, Log: neo4jtest.Logger(t)}}
@@ -81,6 +82,7 @@ func (p *pipe) addAt(group, content string, at time.Time) *graph.Episode {
 	p.t.Helper()
 	now := time.Now().UTC()
 	space, _ := graph.ParseGroupID(group)
+	p.agent(space.Agent)
 	e := &graph.Episode{UUID: uuid.NewString(), GroupID: group, AgentID: space.Agent, Source: graph.SourceText,
 		Content: content, CreatedAt: now, ValidAt: at, Status: graph.StatusQueued, Name: content}
 	if res := p.db.CreateEpisodes(context.Background(), []*graph.Episode{e})[0]; res.Err != nil {
@@ -88,6 +90,20 @@ func (p *pipe) addAt(group, content string, at time.Time) *graph.Episode {
 	}
 	time.Sleep(2 * time.Millisecond) // distinct created_at, so the order within a space is the order of adds
 	return e
+}
+
+// agent creates the agent whose space an episode goes to, unless it exists: memgate
+// stores nothing in the space of an agent that does not.
+func (p *pipe) agent(id string) {
+	p.t.Helper()
+	if id == "" || p.agents[id] {
+		return
+	}
+	err := p.db.CreateAgent(context.Background(), &graph.Agent{ID: id, OwnerID: "owner-" + p.scope, CreatedAt: time.Now()}, nil)
+	if err != nil && graph.ErrorCode(err) != graph.ECONFLICT {
+		p.t.Fatal(err)
+	}
+	p.agents[id] = true
 }
 
 // wait polls until every episode is done or failed, and returns them.
@@ -585,5 +601,74 @@ func TestPipeline_AmbiguousNames(t *testing.T) {
 	}
 	if calls := p.llm.ChatCalls.Load(); calls != 3 {
 		t.Errorf("%d chat calls, want 3: two extractions and one batched decision", calls)
+	}
+}
+
+// TestPipeline_EraseRacesExtraction erases an agent while its memories are being
+// extracted and more are being stored (security finding 1), eraseRounds times over one
+// agent id that a new owner re-creates each round. Nothing of an erased agent may be
+// left in Neo4j: no episode, entity, mention or fact in either of its spaces, or the
+// next agent of that id would read it.
+func TestPipeline_EraseRacesExtraction(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Latency(2 * time.Millisecond)
+	p.start(p.runner(4, 3))
+	ctx := context.Background()
+	id := strings.TrimPrefix(p.scope, "agent-") + "r1"
+	groups := []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}
+	texts := make([]string, 10)
+	for i := range texts {
+		texts[i] = p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Person%d", i+1))
+	}
+	const leftovers = `MATCH (n) WHERE n.group_id IN $groups
+		RETURN count(n) + COUNT { MATCH ()-[r]->() WHERE r.group_id IN $groups }`
+	for round := 0; round < eraseRounds; round++ {
+		owner := fmt.Sprintf("owner%d-%s", round, p.scope)
+		if err := p.db.CreateAgent(ctx, &graph.Agent{ID: id, OwnerID: owner, CreatedAt: time.Now().UTC()}, nil); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		var eps []*graph.Episode
+		for _, text := range texts {
+			eps = append(eps, p.add(groups[round%2], text))
+		}
+		// A writer keeps storing memories in the agent's space while it is erased, as
+		// a client whose request was authorized just before the erasure would.
+		stop, stored := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stored)
+			pace := time.NewTicker(5 * time.Millisecond) // a steady stream, not a flood that slows the claims
+			defer pace.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-pace.C:
+				}
+				e := &graph.Episode{UUID: uuid.NewString(), GroupID: groups[round%2], AgentID: id, Source: graph.SourceText,
+					Content: texts[i%len(texts)], CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
+				p.db.CreateEpisodes(ctx, []*graph.Episode{e}) // refused once the agent is gone
+			}
+		}()
+		// Erase once the round's k-th memory is being extracted or saved, k moving on
+		// each round so the erasure meets the pipeline at different points.
+		for k := round % 3; ; {
+			e, err := p.db.GetEpisode(ctx, eps[k].UUID, graph.Visible{GroupIDs: groups})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Status != graph.StatusQueued {
+				break
+			}
+		}
+		if _, err := p.db.DeleteAgent(ctx, id, owner, nil); err != nil {
+			t.Fatalf("round %d: erase: %v", round, err)
+		}
+		close(stop)
+		<-stored
+		p.wait(nil, time.Minute) // the queue of this test's spaces is empty
+		if n := neo4jtest.Count(t, leftovers, map[string]any{"groups": groups}); n != 0 {
+			t.Fatalf("round %d: %d nodes and relationships of erased agent %s are left in Neo4j", round, n, id)
+		}
 	}
 }

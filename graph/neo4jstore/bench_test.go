@@ -53,6 +53,12 @@ func corpus(b *testing.B, db *neo4jstore.DB) string {
 		start := time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
+		for i := 0; i < benchAgents; i++ {
+			agent := fmt.Sprintf("bench-%s-%03d", corpusRun, i)
+			if err := db.CreateAgent(ctx, &graph.Agent{ID: agent, OwnerID: "bench-" + corpusRun, CreatedAt: start}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
 		for w := 0; w < 8; w++ {
 			wg.Add(1)
 			go func(w int) {

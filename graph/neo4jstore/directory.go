@@ -85,13 +85,28 @@ func (db *DB) SetOwner(ctx context.Context, id, expectedOwner, owner string, ev 
 }
 
 func (db *DB) DeleteAgent(ctx context.Context, id, expectedOwner string, ev *graph.AuditEvent) (int, error) {
-	groups := []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}
-	records, err := db.writeWithAudit(ctx, "agent_delete",
-		map[string]any{"id": id, "expected_owner": expectedOwner, "group_ids": groups}, ev, agentChanged, "")
-	if err = conflictIfGone(err); err != nil {
+	params := map[string]any{"id": id, "expected_owner": expectedOwner,
+		"group_ids": []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}}
+	erased, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		var last []*neo4j.Record
+		// Two statements, so that the second reads the spaces after the first holds
+		// their locks (agent_erase_lock says why).
+		for _, name := range []string{"agent_erase_lock", "agent_delete"} {
+			records, err := db.txRun(ctx, tx, name, params)
+			if err != nil {
+				return nil, err
+			}
+			if len(records) == 0 {
+				return nil, graph.Errorf(graph.ECONFLICT, agentChanged)
+			}
+			last = records
+		}
+		return int(num(last[0].Values[0])), db.txAudit(ctx, tx, ev)
+	})
+	if err != nil {
 		return 0, err
 	}
-	return int(num(records[0].Values[0])), nil
+	return erased.(int), nil
 }
 
 // conflictIfGone reports a change guarded by the expected owner that matched nothing

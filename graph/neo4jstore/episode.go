@@ -18,7 +18,11 @@ import (
 // random map order it can sit anywhere in the chain, and the fulltext filter, which
 // reads it for every hit, was measured 1.5x slower for it (BENCHMARKS.md).
 func episodeParams(e *graph.Episode) map[string]any {
-	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID}
+	var holder any // the agent whose space it is; nil for a team's space and global
+	if s, ok := graph.ParseGroupID(e.GroupID); ok && s.Agent != "" {
+		holder = s.Agent
+	}
+	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": holder}
 }
 
 func episodeProps(e *graph.Episode) map[string]any {

@@ -39,6 +39,10 @@ func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.
 	return out
 }
 
+// errAgentGone answers a write to the space of an agent that was erased after the
+// request was authorized.
+var errAgentGone = graph.Errorf(graph.ENOTFOUND, "agent not found")
+
 func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateResult {
 	if e.IdempotencyKey != "" {
 		prior, used, err := db.byIdempotencyKey(ctx, e)
@@ -49,7 +53,10 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 			return graph.CreateResult{Err: errKeyReused}
 		}
 	}
-	_, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", episodeParams(e))
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", episodeParams(e))
+	if err == nil && len(records) == 0 {
+		return graph.CreateResult{Err: errAgentGone}
+	}
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -177,8 +184,12 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := db.txRun(ctx, tx, "episode_create", episodeParams(copied)); err != nil {
+		records, err := db.txRun(ctx, tx, "episode_create", episodeParams(copied))
+		if err != nil {
 			return nil, err
+		}
+		if len(records) == 0 {
+			return nil, errAgentGone
 		}
 		return copied, db.txAudit(ctx, tx, ev)
 	})

@@ -20,6 +20,11 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
 	mine, theirs := graph.PrivateSpace("search-a-"+run), graph.PrivateSpace("search-b-"+run)
+	for _, s := range []graph.Space{mine, theirs} {
+		if err := db.CreateAgent(ctx, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write := func(space graph.Space, content string) string {
 		now := time.Now().UTC()
 		e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,

@@ -206,3 +206,29 @@ func Run(uri, statement string, params map[string]any) error {
 	_, err = res.Consume(ctx)
 	return err
 }
+
+// Count runs a read statement that returns one number (as its first column) and
+// returns it, for a test that checks what is in Neo4j rather than what memgate says.
+func Count(tb testing.TB, statement string, params map[string]any) int64 {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	driver, err := neo4j.NewDriverWithContext(URI(tb), neo4j.NoAuth())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer driver.Close(ctx)
+	res, err := neo4j.ExecuteQuery(ctx, driver, statement, params, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase("neo4j"), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		tb.Fatalf("%s: %d rows, want one", statement, len(res.Records))
+	}
+	n, ok := res.Records[0].Values[0].(int64)
+	if !ok {
+		tb.Fatalf("%s: %v is not a number", statement, res.Records[0].Values[0])
+	}
+	return n
+}
