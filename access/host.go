@@ -3,6 +3,7 @@
 package access
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -13,58 +14,117 @@ import (
 )
 
 // Host is the program that calls memgate on behalf of its requesters, identified by
-// the API key it presents. Trusted hosts are refused writes they may not make;
-// confined hosts are redirected to the agent's private space (see Authorizer).
+// the API key it presents, or an end user's identity provider when the bearer is a
+// JWT. Trusted hosts are refused writes they may not make; confined hosts are
+// redirected to the agent's private space (see Authorizer). A host names only the
+// requesters its binding lists (MayName).
 type Host struct {
 	Name    string `json:"name"`
 	Trusted bool   `json:"trusted"`
 	Admin   bool   `json:"admin"`
+	// Requesters are the X-Requester-Id values the host may send: exact ids, prefixes
+	// ending in * ("app1-*"), or * for any.
+	Requesters []string `json:"requesters"`
+	// Subject is the requester a verified JWT names: the request's requester when it
+	// sends no X-Requester-Id. Empty for host keys.
+	Subject string `json:"-"`
+}
+
+// MayName reports whether the host's binding lets it act for requester.
+func (h Host) MayName(requester string) bool {
+	for _, r := range h.Requesters {
+		if prefix, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(requester, prefix) || r == requester {
+			return true
+		}
+	}
+	return false
 }
 
 // DevHost is the host every request comes from in dev mode (no keys configured,
-// loopback only): trusted and admin, so one developer can use every route.
-var DevHost = Host{Name: "dev", Trusted: true, Admin: true}
+// loopback only): trusted, admin and naming anyone, so one developer can use every
+// route.
+var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}}
 
-// KeySpec configures one host key by the hex SHA-256 of the key.
+// KeySpec configures one host key by the hex SHA-256 of the key. Requesters nil
+// binds a trusted key to every requester and a confined key to none.
 type KeySpec struct {
-	Name    string
-	SHA256  string
-	Trusted bool
-	Admin   bool
+	Name       string
+	SHA256     string
+	Trusted    bool
+	Admin      bool
+	Requesters []string
 }
 
-// Keyring authenticates host keys. It keeps only hashes.
+// CheckBinding returns an error unless pattern is a requester id, a prefix of one
+// followed by *, or *.
+func CheckBinding(pattern string) error {
+	prefix, wild := strings.CutSuffix(pattern, "*")
+	if (wild && (prefix == "" || graph.ValidID(prefix+"x"))) || (!wild && graph.ValidID(pattern)) {
+		return nil
+	}
+	return fmt.Errorf("%q is neither a requester id, a prefix of one ending in *, nor *", pattern)
+}
+
+// TokenVerifier checks an end user's bearer token (a JWT of the configured identity
+// provider) and returns the requester it names, or EUNAUTHENTICATED.
+type TokenVerifier interface {
+	Verify(ctx context.Context, token string) (requester string, err error)
+}
+
+// Keyring authenticates host keys, and end users' JWTs when it has a TokenVerifier.
+// It keeps only the keys' hashes.
 type Keyring struct {
 	hashes [][]byte
 	hosts  []Host
+	tokens TokenVerifier
 }
 
-// NewKeyring builds a keyring. No specs means dev mode.
-func NewKeyring(specs []KeySpec) (*Keyring, error) {
-	k := &Keyring{}
+// NewKeyring builds a keyring. No specs and no tokens means dev mode.
+func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
+	k := &Keyring{tokens: tokens}
 	for _, s := range specs {
 		h, err := hex.DecodeString(strings.ToLower(s.SHA256))
 		if err != nil || len(h) != sha256.Size {
 			return nil, fmt.Errorf("host key %q: sha256 must be 64 hex characters", s.Name)
 		}
+		if strings.HasPrefix(s.Name, jwtHostPrefix) {
+			return nil, fmt.Errorf("host key %q: names starting %q are the JWT users'", s.Name, jwtHostPrefix)
+		}
+		requesters := s.Requesters
+		if requesters == nil && s.Trusted {
+			requesters = []string{"*"}
+		}
+		for _, r := range requesters {
+			if err := CheckBinding(r); err != nil {
+				return nil, fmt.Errorf("host key %q: requesters: %v", s.Name, err)
+			}
+		}
 		k.hashes = append(k.hashes, h)
-		k.hosts = append(k.hosts, Host{Name: s.Name, Trusted: s.Trusted, Admin: s.Admin})
+		k.hosts = append(k.hosts, Host{Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,
+			Requesters: append([]string{}, requesters...)})
 	}
 	return k, nil
 }
 
-// DevMode reports whether no keys are configured.
-func (k *Keyring) DevMode() bool { return len(k.hashes) == 0 }
+// jwtHostPrefix starts the host name of a request authenticated by a JWT: "jwt:"
+// and the requester, so each end user has a rate limit and an audit trail of its own.
+const jwtHostPrefix = "jwt:"
+
+// DevMode reports whether no keys and no identity provider are configured.
+func (k *Keyring) DevMode() bool { return len(k.hashes) == 0 && k.tokens == nil }
 
 // Authenticate returns the host whose key is bearer. In dev mode every request is
-// DevHost. It returns EUNAUTHENTICATED for a missing or unknown key. Every configured
-// hash is compared in constant time, so timing tells nothing about which key is close.
-func (k *Keyring) Authenticate(bearer string) (Host, error) {
+// DevHost. A bearer that is no host key but a JWT, when an identity provider is
+// configured, is verified: a valid one is a confined host bound to the one requester
+// it names. It returns EUNAUTHENTICATED for a missing or unknown key or an invalid
+// token. Every configured hash is compared in constant time, so timing tells nothing
+// about which key is close.
+func (k *Keyring) Authenticate(ctx context.Context, bearer string) (Host, error) {
 	if k.DevMode() {
 		return DevHost, nil
 	}
 	if bearer == "" {
-		return Host{}, graph.Errorf(graph.EUNAUTHENTICATED, "missing host key: send Authorization: Bearer <key>")
+		return Host{}, graph.Errorf(graph.EUNAUTHENTICATED, "missing credentials: send Authorization: Bearer <host key or JWT>")
 	}
 	sum := sha256.Sum256([]byte(bearer))
 	found := -1
@@ -73,10 +133,17 @@ func (k *Keyring) Authenticate(bearer string) (Host, error) {
 			found = i
 		}
 	}
-	if found < 0 {
-		return Host{}, graph.Errorf(graph.EUNAUTHENTICATED, "unknown host key")
+	if found >= 0 {
+		return k.hosts[found], nil
 	}
-	return k.hosts[found], nil
+	if k.tokens != nil && strings.Count(bearer, ".") == 2 {
+		requester, err := k.tokens.Verify(ctx, bearer)
+		if err != nil {
+			return Host{}, err
+		}
+		return Host{Name: jwtHostPrefix + requester, Requesters: []string{requester}, Subject: requester}, nil
+	}
+	return Host{}, graph.Errorf(graph.EUNAUTHENTICATED, "unknown host key")
 }
 
 // HashKey returns the hex SHA-256 of a key, the form auth.keys[].sha256 takes.

@@ -1,6 +1,8 @@
 package access_test
 
 import (
+	"context"
+	"reflect"
 	"testing"
 
 	"github.com/memgate/memgate/access"
@@ -11,8 +13,8 @@ func TestKeyring_Authenticate(t *testing.T) {
 	ring, err := access.NewKeyring([]access.KeySpec{
 		{Name: "agent-host", SHA256: access.HashKey("s3cret-agent"), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey("s3cret-ops"), Trusted: true, Admin: true},
-		{Name: "plugin", SHA256: access.HashKey("s3cret-plugin")},
-	})
+		{Name: "plugin", SHA256: access.HashKey("s3cret-plugin"), Requesters: []string{"app1-*", "carol"}},
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,32 +22,32 @@ func TestKeyring_Authenticate(t *testing.T) {
 		t.Fatal("a keyring with keys is in dev mode")
 	}
 	allowed := map[string]access.Host{
-		"s3cret-agent":  {Name: "agent-host", Trusted: true},
-		"s3cret-ops":    {Name: "ops", Trusted: true, Admin: true},
-		"s3cret-plugin": {Name: "plugin"},
+		"s3cret-agent":  {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
+		"s3cret-ops":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+		"s3cret-plugin": {Name: "plugin", Requesters: []string{"app1-*", "carol"}},
 	}
 	for key, want := range allowed {
-		got, err := ring.Authenticate(key)
-		if err != nil || got != want {
+		got, err := ring.Authenticate(context.Background(), key)
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("Authenticate(%q) = %+v, %v; want %+v", key, got, err, want)
 		}
 	}
 	denied := []string{"", "s3cret", "s3cret-agent ", "S3CRET-AGENT", access.HashKey("s3cret-agent")}
 	for _, key := range denied {
-		if got, err := ring.Authenticate(key); graph.ErrorCode(err) != graph.EUNAUTHENTICATED {
+		if got, err := ring.Authenticate(context.Background(), key); graph.ErrorCode(err) != graph.EUNAUTHENTICATED {
 			t.Errorf("Authenticate(%q) = %+v, %v; want %s", key, got, err, graph.EUNAUTHENTICATED)
 		}
 	}
 }
 
 func TestKeyring_DevMode(t *testing.T) {
-	ring, err := access.NewKeyring(nil)
+	ring, err := access.NewKeyring(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"", "anything"} {
-		got, err := ring.Authenticate(key)
-		if err != nil || got != access.DevHost {
+		got, err := ring.Authenticate(context.Background(), key)
+		if err != nil || !reflect.DeepEqual(got, access.DevHost) {
 			t.Errorf("dev mode Authenticate(%q) = %+v, %v; want DevHost", key, got, err)
 		}
 	}
@@ -53,8 +55,94 @@ func TestKeyring_DevMode(t *testing.T) {
 
 func TestNewKeyring_ErrInvalid(t *testing.T) {
 	for _, hash := range []string{"", "abc", access.HashKey("x") + "00", "zz" + access.HashKey("x")[2:]} {
-		if _, err := access.NewKeyring([]access.KeySpec{{Name: "k", SHA256: hash}}); err == nil {
+		if _, err := access.NewKeyring([]access.KeySpec{{Name: "k", SHA256: hash}}, nil); err == nil {
 			t.Errorf("NewKeyring accepted sha256 %q", hash)
 		}
+	}
+}
+
+// TestHost_MayName: a key names exactly the requesters its binding lists; a confined
+// key without a binding names nobody; a trusted one without a binding names anyone.
+func TestHost_MayName(t *testing.T) {
+	ring, err := access.NewKeyring([]access.KeySpec{
+		{Name: "bound", SHA256: access.HashKey("k-bound"), Requesters: []string{"app1-*", "carol"}},
+		{Name: "unbound", SHA256: access.HashKey("k-unbound")},
+		{Name: "trusted", SHA256: access.HashKey("k-trusted"), Trusted: true},
+		{Name: "narrow", SHA256: access.HashKey("k-narrow"), Trusted: true, Requesters: []string{"svc-*"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ allowed, denied []string }{
+		"k-bound":   {[]string{"app1-", "app1-alice", "carol"}, []string{"alice", "app1", "app2-alice", "carol2", "xapp1-alice"}},
+		"k-unbound": {nil, []string{"alice", "carol", "app1-alice", "dev"}},
+		"k-trusted": {[]string{"alice", "app1-bob", "z"}, nil},
+		"k-narrow":  {[]string{"svc-a"}, []string{"alice", "svc"}},
+	}
+	for key, c := range cases {
+		host, err := ring.Authenticate(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.allowed {
+			if !host.MayName(r) {
+				t.Errorf("%s may not name %s; its binding %v says it may", host.Name, r, host.Requesters)
+			}
+		}
+		for _, r := range c.denied {
+			if host.MayName(r) {
+				t.Errorf("%s may name %s; its binding %v says it may not", host.Name, r, host.Requesters)
+			}
+		}
+	}
+}
+
+func TestNewKeyring_ErrBinding(t *testing.T) {
+	for _, r := range []string{"", "Alice", "app1:*", "a*b", "**", "-x*", "alice bob"} {
+		if _, err := access.NewKeyring([]access.KeySpec{{Name: "k", SHA256: access.HashKey("k"), Requesters: []string{r}}}, nil); err == nil {
+			t.Errorf("NewKeyring accepted the binding %q", r)
+		}
+	}
+	if _, err := access.NewKeyring([]access.KeySpec{{Name: "jwt:alice", SHA256: access.HashKey("k"), Trusted: true}}, nil); err == nil {
+		t.Error("NewKeyring accepted a key named like a JWT user")
+	}
+}
+
+// verifier stands for the identity provider (access/idp is tested on its own).
+type verifier map[string]string
+
+func (v verifier) Verify(_ context.Context, token string) (string, error) {
+	if r, ok := v[token]; ok {
+		return r, nil
+	}
+	return "", graph.Errorf(graph.EUNAUTHENTICATED, "invalid token")
+}
+
+// TestKeyring_JWT: a bearer that is no host key but a JWT is verified; a valid one is
+// a confined, non-admin host bound to its one requester; a host key still wins.
+func TestKeyring_JWT(t *testing.T) {
+	ring, err := access.NewKeyring([]access.KeySpec{{Name: "ops", SHA256: access.HashKey("k.ops.x"), Trusted: true, Admin: true}},
+		verifier{"h.alice.s": "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ring.DevMode() {
+		t.Fatal("a keyring with an identity provider is in dev mode")
+	}
+	got, err := ring.Authenticate(context.Background(), "h.alice.s")
+	want := access.Host{Name: "jwt:alice", Requesters: []string{"alice"}, Subject: "alice"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Authenticate(JWT) = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := ring.Authenticate(context.Background(), "k.ops.x"); err != nil || got.Name != "ops" {
+		t.Fatalf("a host key with dots: %+v, %v", got, err)
+	}
+	for _, bearer := range []string{"h.mallory.s", "not-a-jwt", ""} {
+		if got, err := ring.Authenticate(context.Background(), bearer); graph.ErrorCode(err) != graph.EUNAUTHENTICATED {
+			t.Errorf("Authenticate(%q) = %+v, %v; want unauthenticated", bearer, got, err)
+		}
+	}
+	if _, err := access.NewKeyring(nil, verifier{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
+
+	"github.com/memgate/memgate/access"
 )
 
 // Config is memgate's effective configuration. Every key has a default (see
@@ -65,20 +67,41 @@ type Neo4j struct {
 	MigrateOnStart bool `yaml:"migrate_on_start"`
 }
 
-// Auth lists the host keys. No keys means dev mode: loopback only, every request
+// Auth lists the host keys and the identity provider whose JWTs end users may bring.
+// No keys and no identity provider means dev mode: loopback only, every request
 // treated as coming from a trusted admin host.
 type Auth struct {
 	Keys []HostKey `yaml:"keys"`
+	JWT  JWT       `yaml:"jwt"`
 }
 
 // HostKey is one API key a host presents as "Authorization: Bearer <key>". Only the
-// SHA-256 of the key is configured, never the key itself.
+// SHA-256 of the key is configured, never the key itself. Requesters binds the key to
+// the X-Requester-Id values it may send: ids, prefixes ending in * ("app1-*"), or *.
+// Without it a trusted key may name anyone and a confined key no one.
 type HostKey struct {
-	Name    string `yaml:"name"`
-	SHA256  string `yaml:"sha256"`
-	Trusted bool   `yaml:"trusted"`
-	Admin   bool   `yaml:"admin"`
+	Name       string   `yaml:"name"`
+	SHA256     string   `yaml:"sha256"`
+	Trusted    bool     `yaml:"trusted"`
+	Admin      bool     `yaml:"admin"`
+	Requesters []string `yaml:"requesters"`
 }
+
+// JWT configures verified end-user identity: a request whose bearer is a JWT signed
+// by one of the identity provider's keys (JWKS), with this issuer and audience, acts
+// for the requester its claim names. Off while issuer is empty.
+type JWT struct {
+	Issuer          string        `yaml:"issuer"`
+	Audience        string        `yaml:"audience"`
+	JWKSFile        string        `yaml:"jwks_file"` // re-read when it changes
+	JWKSURL         string        `yaml:"jwks_url"`  // fetched every refresh, and for an unknown kid
+	Refresh         time.Duration `yaml:"refresh"`
+	Claim           string        `yaml:"claim"`            // the claim holding the requester id
+	RequesterPrefix string        `yaml:"requester_prefix"` // put before it, e.g. "sso-"
+}
+
+// Enabled reports whether end users' JWTs are accepted.
+func (j JWT) Enabled() bool { return j.Issuer != "" }
 
 type LLM struct {
 	Provider       string        `yaml:"provider"`
@@ -156,6 +179,13 @@ var defaults = map[string]any{
 	"neo4j.max_retry_time":       "5s",
 	"neo4j.migrate_on_start":     true,
 	"auth.keys":                  []map[string]any{},
+	"auth.jwt.issuer":            "",
+	"auth.jwt.audience":          "",
+	"auth.jwt.jwks_file":         "",
+	"auth.jwt.jwks_url":          "",
+	"auth.jwt.refresh":           "1h",
+	"auth.jwt.claim":             "sub",
+	"auth.jwt.requester_prefix":  "",
 	"llm.provider":               "",
 	"llm.base_url":               "",
 	"llm.api_key":                "",
@@ -277,7 +307,7 @@ func (c *Config) Validate() error {
 	host, _, err := net.SplitHostPort(c.Server.Addr)
 	if err != nil {
 		add("server.addr", "%q is not host:port (%v)", c.Server.Addr, err)
-	} else if len(c.Auth.Keys) == 0 && !IsLoopback(host) {
+	} else if len(c.Auth.Keys) == 0 && !c.Auth.JWT.Enabled() && !IsLoopback(host) {
 		add("server.addr", "%q is not a loopback address and auth.keys is empty; configure host keys or bind to 127.0.0.1", c.Server.Addr)
 	}
 	for key, d := range map[string]time.Duration{
@@ -292,6 +322,7 @@ func (c *Config) Validate() error {
 		"embedder.timeout":           c.Embedder.Timeout,
 		"ingest.lease":               c.Ingest.Lease,
 		"ingest.poll":                c.Ingest.Poll,
+		"auth.jwt.refresh":           c.Auth.JWT.Refresh,
 	} {
 		if d <= 0 {
 			add(key, "must be a positive duration such as 5s, got %v", d)
@@ -350,6 +381,37 @@ func (c *Config) Validate() error {
 			add(key+".sha256", "the same key is configured twice")
 		}
 		hashes[strings.ToLower(k.SHA256)] = true
+		if strings.HasPrefix(k.Name, "jwt:") {
+			add(key+".name", "names starting jwt: are the JWT users'")
+		}
+		for j, r := range k.Requesters {
+			if err := access.CheckBinding(r); err != nil {
+				add(fmt.Sprintf("%s.requesters[%d]", key, j), "%v", err)
+			}
+		}
+	}
+	if j := c.Auth.JWT; j.Enabled() || j.Audience != "" || j.JWKSFile != "" || j.JWKSURL != "" {
+		if j.Issuer == "" {
+			add("auth.jwt.issuer", "is required with the other auth.jwt settings")
+		}
+		if j.Audience == "" {
+			add("auth.jwt.audience", "is required: the aud a token must carry")
+		}
+		switch {
+		case (j.JWKSFile == "") == (j.JWKSURL == ""):
+			add("auth.jwt.jwks_file", "set one of auth.jwt.jwks_file and auth.jwt.jwks_url")
+		case j.JWKSURL != "":
+			u, err := url.Parse(j.JWKSURL)
+			if err != nil || u.Host == "" || !(u.Scheme == "https" || (u.Scheme == "http" && IsLoopback(u.Hostname()))) {
+				add("auth.jwt.jwks_url", "%q must be an https URL (http only on loopback)", j.JWKSURL)
+			}
+		}
+		if j.Claim == "" {
+			add("auth.jwt.claim", "must name the claim that holds the requester id")
+		}
+		if j.RequesterPrefix != "" && access.CheckBinding(j.RequesterPrefix+"*") != nil {
+			add("auth.jwt.requester_prefix", "%q cannot start a requester id (^[a-z0-9][a-z0-9_-]{0,62}$)", j.RequesterPrefix)
+		}
 	}
 
 	checkProvider := func(key, provider, offline, baseURL string) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/config"
 )
@@ -103,11 +104,15 @@ auth:
       sha256: "`+strings.Repeat("cd", 32)+`"
       trusted: true
       admin: true
+    - name: plugin
+      sha256: "`+strings.Repeat("ef", 32)+`"
+      requesters: [app1-*, carol]
 `, nil)
 	if err != nil {
 		t.Fatalf("a non-loopback address with keys must load: %v", err)
 	}
-	if len(c.Auth.Keys) != 2 || c.Auth.Keys[0].Name != "agent-host" || !c.Auth.Keys[1].Admin || c.Auth.Keys[0].Admin {
+	if len(c.Auth.Keys) != 3 || c.Auth.Keys[0].Name != "agent-host" || !c.Auth.Keys[1].Admin || c.Auth.Keys[0].Admin ||
+		strings.Join(c.Auth.Keys[2].Requesters, " ") != "app1-* carol" || c.Auth.Keys[0].Requesters != nil {
 		t.Fatalf("auth.keys = %+v", c.Auth.Keys)
 	}
 	out, err := c.Redacted().YAML()
@@ -142,6 +147,26 @@ func TestRedacted_MasksSecrets(t *testing.T) {
 	}
 }
 
+func TestLoad_JWT(t *testing.T) {
+	c, err := load(t, `
+server:
+  addr: 0.0.0.0:8080
+auth:
+  jwt:
+    issuer: https://idp.example.com/
+    audience: memgate
+    jwks_url: https://idp.example.com/.well-known/jwks.json
+    requester_prefix: sso-
+`, nil)
+	if err != nil {
+		t.Fatalf("a non-loopback address with an identity provider must load: %v", err)
+	}
+	j := c.Auth.JWT
+	if !j.Enabled() || j.Claim != "sub" || j.Refresh != time.Hour || j.RequesterPrefix != "sso-" {
+		t.Fatalf("auth.jwt = %+v", j)
+	}
+}
+
 func TestLoad_ErrInvalid(t *testing.T) {
 	cases := []struct {
 		name string
@@ -170,6 +195,15 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"Dimensions", "", map[string]string{"MEMGATE_EMBEDDER_DIMENSIONS": "99999"}, "embedder.dimensions"},
 		{"KeyHash", "auth:\n  keys:\n    - name: k\n      sha256: nothex\n", nil, "auth.keys[0].sha256"},
 		{"KeyName", "auth:\n  keys:\n    - sha256: \"" + strings.Repeat("ab", 32) + "\"\n", nil, "auth.keys[0].name"},
+		{"KeyBinding", "auth:\n  keys:\n    - name: k\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n      requesters: [\"app1:*\"]\n", nil, "auth.keys[0].requesters[0]"},
+		{"KeyNamedLikeJWT", "auth:\n  keys:\n    - name: \"jwt:x\"\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n", nil, "auth.keys[0].name"},
+		{"JWTNoKeys", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n", nil, "auth.jwt.jwks_file"},
+		{"JWTBothKeys", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    jwks_url: https://idp/jwks\n", nil, "auth.jwt.jwks_file"},
+		{"JWTPlainURL", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_url: http://idp.example.com/jwks\n", nil, "auth.jwt.jwks_url"},
+		{"JWTNoAudience", "auth:\n  jwt:\n    issuer: https://idp/\n    jwks_file: /x\n", nil, "auth.jwt.audience"},
+		{"JWTNoIssuer", "auth:\n  jwt:\n    audience: memgate\n    jwks_file: /x\n", nil, "auth.jwt.issuer"},
+		{"JWTPrefix", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    requester_prefix: SSO/\n", nil, "auth.jwt.requester_prefix"},
+		{"JWTRefresh", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    refresh: 0s\n", nil, "auth.jwt.refresh"},
 		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
 	}
 	for _, tc := range cases {

@@ -8,6 +8,7 @@ import (
 // Audit event kinds.
 const (
 	AuditNamespaceDenied   = "namespace_denied"   // a refused write or delete (every 403)
+	AuditRequesterDenied   = "requester_denied"   // a host named a requester its key is not bound to
 	AuditCraftedQuery      = "crafted_query"      // search text named a space outside the visible set
 	AuditPromoted          = "promoted"           // a memory copied into a team or global space
 	AuditDeleted           = "deleted"            // a memory or an agent erased

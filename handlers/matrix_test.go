@@ -20,14 +20,15 @@ import (
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
-// Host keys of the matrix: a trusted host, an admin host, a confined host.
+// Host keys of the matrix: a trusted host, an admin host, a confined host (bound to
+// every requester: the matrix is about spaces; TestRequesterBinding about bindings).
 var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined"}
 
 func matrixKeyring() []access.KeySpec {
 	return []access.KeySpec{
 		{Name: "agent-host", SHA256: access.HashKey(matrixKeys["trusted"]), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
-		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"])},
+		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"]), Requesters: []string{"*"}},
 	}
 }
 

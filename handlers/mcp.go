@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -94,11 +93,7 @@ func (t mcpTools) call(ctx context.Context, req *mcp.CallToolRequest) (service.C
 	if req.Extra != nil {
 		h = req.Extra.Header
 	}
-	bearer := ""
-	if scheme, token, ok := strings.Cut(h.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		bearer = strings.TrimSpace(token)
-	}
-	host, err := t.keys.Authenticate(bearer)
+	host, err := authenticateHeader(ctx, t.keys, h)
 	if err != nil {
 		return service.Call{}, err
 	}

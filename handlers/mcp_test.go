@@ -25,7 +25,9 @@ type withHeaders struct {
 func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range h.header {
-		r.Header.Set(k, v)
+		if v != "" { // no X-Requester-Id for a JWT user
+			r.Header.Set(k, v)
+		}
 	}
 	return h.next.RoundTrip(r)
 }

@@ -412,7 +412,7 @@ func TestSearch_CraftedQueryAudited(t *testing.T) {
 // default, private writes refused.
 func TestAllPublicModel(t *testing.T) {
 	t.Parallel()
-	srv := newServerWith(t, nil, func(s *service.Service) {
+	srv := newServerWith(t, nil, nil, func(s *service.Service) {
 		s.Auth = access.Policy{AllowPrivate: false}
 		s.Limits.DefaultVisibility = "public"
 	})

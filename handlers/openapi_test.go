@@ -23,7 +23,7 @@ import (
 // against the OpenAPI 3.1 schema, and checks that it documents every route the server
 // has and no route it lacks.
 func TestOpenAPI(t *testing.T) {
-	ring, _ := access.NewKeyring(nil)
+	ring, _ := access.NewKeyring(nil, nil)
 	e := handlers.New(handlers.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Keys: ring,
 		Service: &service.Service{}, BodyLimit: "1M", HandlerTimeout: time.Second, Version: "test",
 		Metrics: handlers.NewMetrics(handlers.Observed{})})

@@ -22,7 +22,7 @@ func TestRateLimit(t *testing.T) {
 	ring, err := access.NewKeyring([]access.KeySpec{
 		{Name: "busy", SHA256: access.HashKey("busy-key"), Trusted: true},
 		{Name: "calm", SHA256: access.HashKey("calm-key"), Trusted: true},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

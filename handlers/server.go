@@ -174,15 +174,20 @@ const (
 	requestIDKey = "memgate.request_id"
 )
 
-// authenticate resolves the host key of "Authorization: Bearer <key>".
+// authenticateHeader resolves the host key or JWT of "Authorization: Bearer <key>".
+func authenticateHeader(ctx context.Context, keys *access.Keyring, h http.Header) (access.Host, error) {
+	bearer := ""
+	if scheme, token, ok := strings.Cut(h.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		bearer = strings.TrimSpace(token)
+	}
+	return keys.Authenticate(ctx, bearer)
+}
+
+// authenticate resolves the host of every request (authenticateHeader).
 func authenticate(keys *access.Keyring) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			bearer := ""
-			if scheme, token, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
-				bearer = strings.TrimSpace(token)
-			}
-			host, err := keys.Authenticate(bearer)
+			host, err := authenticateHeader(c.Request().Context(), keys, c.Request().Header)
 			if err != nil {
 				return err
 			}

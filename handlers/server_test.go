@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -23,16 +24,17 @@ var bodyLimit = "256K"
 
 func newServer(t *testing.T, keys []access.KeySpec) *httptest.Server {
 	t.Helper()
-	return newServerWith(t, keys, func(*service.Service) {})
+	return newServerWith(t, keys, nil, func(*service.Service) {})
 }
 
-// newServerWith is newServer with the service adjusted first (policy, limits).
-func newServerWith(t *testing.T, keys []access.KeySpec, adjust func(*service.Service)) *httptest.Server {
+// newServerWith is newServer with an identity provider's verifier (or nil) and the
+// service adjusted first (policy, limits).
+func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerifier, adjust func(*service.Service)) *httptest.Server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	ring, err := access.NewKeyring(keys)
+	ring, err := access.NewKeyring(keys, tokens)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +136,8 @@ func TestAuth(t *testing.T) {
 
 	t.Run("OK", func(t *testing.T) {
 		for key, want := range map[string]access.Host{
-			"Bearer key-agent": {Name: "agent-host", Trusted: true},
-			"bearer key-ops":   {Name: "ops", Trusted: true, Admin: true},
+			"Bearer key-agent": {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
+			"bearer key-ops":   {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
 		} {
 			resp, body := do(t, "GET", srv.URL+"/v1/whoami", map[string]string{"Authorization": key}, "")
 			if resp.StatusCode != http.StatusOK {
@@ -145,7 +147,7 @@ func TestAuth(t *testing.T) {
 			if err := json.Unmarshal(body, &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.Host != want || got.DevMode {
+			if !reflect.DeepEqual(got.Host, want) || got.DevMode {
 				t.Errorf("%s: whoami = %+v, want host %+v outside dev mode", key, got, want)
 			}
 		}
@@ -190,7 +192,7 @@ func TestAuth_DevMode(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Host != access.DevHost || !got.DevMode {
+	if !reflect.DeepEqual(got.Host, access.DevHost) || !got.DevMode {
 		t.Fatalf("whoami = %+v, want the dev host in dev mode", got)
 	}
 }

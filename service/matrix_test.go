@@ -17,11 +17,12 @@ import (
 	"github.com/memgate/memgate/service"
 )
 
-// hosts are the host keys of the matrix's principals.
+// hosts are the host keys of the matrix's principals, each bound to any requester
+// (the matrix is about spaces; bindings are tested in access and handlers).
 var hosts = map[string]access.Host{
-	"trusted":  {Name: "agent-host", Trusted: true},
-	"admin":    {Name: "ops", Trusted: true, Admin: true},
-	"confined": {Name: "plugin"},
+	"trusted":  {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
+	"admin":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+	"confined": {Name: "plugin", Requesters: []string{"*"}},
 }
 
 // world is the matrix world stored through the service in the real store, its ids

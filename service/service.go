@@ -52,8 +52,15 @@ type Call struct {
 // Resolve builds the principal of requester once per request. An error while
 // resolving denies the request (EUNAVAILABLE), never lets it through.
 func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requestID string) (Call, error) {
+	if requester == "" {
+		requester = host.Subject // a JWT names its requester
+	}
 	if err := graph.CheckID("X-Requester-Id", requester); err != nil {
 		return Call{}, err
+	}
+	if !host.MayName(requester) {
+		c := Call{P: access.Principal{ID: requester, Host: host}, RequestID: requestID}
+		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
 	}
 	facts, err := s.Dir.ResolvePrincipal(ctx, requester)
 	if err != nil {
@@ -73,14 +80,19 @@ func (s *Service) event(c Call, kind, subject, space, reason string) *graph.Audi
 	}
 }
 
-// deny records a namespace_denied event in its own transaction and returns the 403.
+// deny records a namespace_denied event in its own transaction and returns the 403;
+// denyAs, an event of another kind of denial (requester_denied).
 // When the event cannot be stored the request fails with EUNAVAILABLE instead: no
 // refusal goes unrecorded.
 func (s *Service) deny(ctx context.Context, c Call, subject, space, reason string) error {
+	return s.denyAs(ctx, c, graph.AuditNamespaceDenied, subject, space, reason)
+}
+
+func (s *Service) denyAs(ctx context.Context, c Call, kind, subject, space, reason string) error {
 	if s.OnDeny != nil {
 		s.OnDeny(space, reason)
 	}
-	if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditNamespaceDenied, subject, space, reason)); err != nil {
+	if err := s.Audit.RecordAudit(ctx, s.event(c, kind, subject, space, reason)); err != nil {
 		return graph.Wrap(graph.EUNAVAILABLE, err, "the request was refused but the refusal could not be recorded; retry later")
 	}
 	return graph.Errorf(graph.EFORBIDDEN, "%s", reason)

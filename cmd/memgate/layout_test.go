@@ -13,8 +13,10 @@ const module = "github.com/memgate/memgate"
 var allowedImports = map[string][]string{
 	"graph":                             {},
 	"cypher":                            {},
-	"config":                            {},
+	"config":                            {"access"}, // the syntax of a key's requester binding
 	"access":                            {"graph"},
+	"access/idp":                        {"graph"},
+	"access/idp/idptest":                {},
 	"extract":                           {"graph"},
 	"extract/llmtest":                   {},
 	"graph/neo4jstore":                  {"graph", "access", "cypher"},
@@ -36,6 +38,8 @@ var thirdParty = map[string][]string{
 	"graph/neo4jstore/neo4jtest/testdb": {"github.com/neo4j/neo4j-go-driver"},
 	"handlers":                          {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "github.com/prometheus/client_golang", "golang.org/x/time"},
 	"service":                           {"github.com/google/uuid"},
+	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
+	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
 	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
 

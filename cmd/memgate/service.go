@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/access/idp"
 	"github.com/memgate/memgate/config"
 	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
@@ -42,14 +43,15 @@ func NewMain(cfg *config.Config, log *slog.Logger) *Main {
 // Neo4j need not be up yet (readyz says when it is).
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
-	keys, err := access.NewKeyring(hostKeys(cfg.Auth.Keys))
-	if err != nil {
-		return err
-	}
-	if m.DB, err = openDB(cfg, m.Log); err != nil {
-		return err
-	}
 	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	keys, err := newKeyring(ctx, cfg.Auth, m.Log)
+	if err == nil {
+		m.DB, err = openDB(cfg, m.Log)
+	}
+	if err != nil {
+		m.cancel()
+		return err
+	}
 	if cfg.Neo4j.MigrateOnStart {
 		m.wg.Add(1)
 		go func() {
@@ -216,10 +218,21 @@ func openDB(cfg *config.Config, log *slog.Logger) (*neo4jstore.DB, error) {
 	}, log)
 }
 
-func hostKeys(keys []config.HostKey) []access.KeySpec {
-	out := make([]access.KeySpec, len(keys))
-	for i, k := range keys {
-		out[i] = access.KeySpec{Name: k.Name, SHA256: k.SHA256, Trusted: k.Trusted, Admin: k.Admin}
+// newKeyring builds the host keys and, when auth.jwt is set, the identity provider's
+// verifier; a URL's keys are fetched in the background until ctx ends.
+func newKeyring(ctx context.Context, auth config.Auth, log *slog.Logger) (*access.Keyring, error) {
+	specs := make([]access.KeySpec, len(auth.Keys))
+	for i, k := range auth.Keys {
+		specs[i] = access.KeySpec{Name: k.Name, SHA256: k.SHA256, Trusted: k.Trusted, Admin: k.Admin, Requesters: k.Requesters}
 	}
-	return out
+	if !auth.JWT.Enabled() {
+		return access.NewKeyring(specs, nil)
+	}
+	j := auth.JWT
+	v, err := idp.New(ctx, idp.Options{Issuer: j.Issuer, Audience: j.Audience, JWKSFile: j.JWKSFile, JWKSURL: j.JWKSURL,
+		Refresh: j.Refresh, Claim: j.Claim, RequesterPrefix: j.RequesterPrefix, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return access.NewKeyring(specs, v)
 }

@@ -271,7 +271,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 				time.Sleep(2 * time.Minute)
 			}
 			c := corpora[shape.name]
-			ring, _ := access.NewKeyring(nil)
+			ring, _ := access.NewKeyring(nil, nil)
 			srv := httptest.NewServer(handlers.New(handlers.Deps{
 				Log: neo4jtest.Logger(b), Keys: ring, Ready: db, BodyLimit: "1M", HandlerTimeout: 10 * time.Second,
 				Service: &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db,
