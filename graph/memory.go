@@ -53,6 +53,7 @@ type Episode struct {
 	Confidence        *float64
 	ContentHash       string
 	PromotedFrom      string
+	PromotedFromGroup string // the original's group_id: who cannot see it is not shown PromotedFrom
 	PromotedBy        string
 	PromotedAt        *time.Time
 

@@ -159,3 +159,74 @@ func TestAdminRoutes(t *testing.T) {
 		t.Fatalf("a malformed since: %d, want 400", status)
 	}
 }
+
+// TestProvenance: a team copy of a private memory shows promoted_from (the private
+// original's id) only to who can see the original (security finding 10); a copy of a
+// public memory shows it to everyone who sees the copy.
+func TestProvenance(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, matrixKeyring())
+	w := &world{base: srv.URL, t: t, suffix: randomSuffix()}
+	neo4jtest.Forget(t, w.suffix)
+	alice, bob, root := w.as("alice", "trusted"), w.as("bob", "trusted"), w.as("root", "admin")
+	agent, team := w.id("a"), w.id("team")
+	alice.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
+	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+alice.requester, map[string]any{"role": "writer"}, nil)
+	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+bob.requester, map[string]any{"role": "reader"}, nil)
+	copyOf := func(visibility string) (original, copied string) {
+		var a added
+		alice.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "visibility": visibility,
+			"messages": visibility + " provenance note " + w.suffix}, &a)
+		var m memory
+		alice.must(http.StatusAccepted, "POST", "/v1/memories/"+a.ID+"/promote", map[string]any{"target": "team:" + team}, &m)
+		return a.ID, m.ID
+	}
+	private, privateCopy := copyOf("private")
+	public, publicCopy := copyOf("public")
+	// What each reader sees of the copies' promoted_from: by id, in the team's list,
+	// in search and over MCP.
+	seen := func(c client) map[string][]string {
+		out := map[string][]string{}
+		for _, id := range []string{privateCopy, publicCopy} {
+			var m memory
+			c.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &m)
+			out[id] = append(out[id], m.PromotedFrom)
+		}
+		var page struct{ Items []memory }
+		c.must(http.StatusOK, "GET", "/v1/memories?space=team:"+team, nil, &page)
+		var found struct{ Episodes []memory }
+		c.must(http.StatusOK, "POST", "/v1/memories/search", map[string]any{"agent_id": agent, "query": "provenance " + w.suffix,
+			"scopes": []string{"team:" + team}, "include": []string{"episodes"}}, &found)
+		for _, m := range append(page.Items, found.Episodes...) {
+			if m.ID == privateCopy || m.ID == publicCopy {
+				out[m.ID] = append(out[m.ID], m.PromotedFrom)
+			}
+		}
+		session := mcpSession(t, srv.URL, matrixKeys["trusted"], c.requester)
+		for _, id := range []string{privateCopy, publicCopy} {
+			var m memory
+			callTool(t, session, "get_memory", map[string]any{"id": id}, &m)
+			out[id] = append(out[id], m.PromotedFrom)
+		}
+		return out
+	}
+	check := func(who string, c client, wantPrivate string) {
+		t.Helper()
+		got := seen(c)
+		for id, want := range map[string]string{privateCopy: wantPrivate, publicCopy: public} {
+			if len(got[id]) != 4 {
+				t.Fatalf("%s: the copy %s was read %d ways, want 4 (get, list, search, MCP)", who, id, len(got[id]))
+			}
+			for _, from := range got[id] {
+				if from != want {
+					t.Errorf("%s reads promoted_from %q on %s, want %q", who, from, id, want)
+				}
+			}
+		}
+	}
+	check("alice, the original's owner", alice, private)
+	check("bob, a team reader who cannot see the original", bob, "")
+	alice.must(http.StatusNoContent, "PUT", "/v1/agents/"+agent+"/shares/"+bob.requester, nil, nil)
+	check("bob, with the original shared", bob, private)
+}

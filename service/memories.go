@@ -285,7 +285,24 @@ func (s *Service) Get(ctx context.Context, c Call, id string) (*graph.Episode, e
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
-	return s.Mem.GetEpisode(ctx, id, s.Auth.Visible(c.P))
+	e, err := s.Mem.GetEpisode(ctx, id, s.Auth.Visible(c.P))
+	if err != nil {
+		return nil, err
+	}
+	s.provenance(c, e)
+	return e, nil
+}
+
+// provenance hides where a copy was promoted from (the original's id) from a caller
+// who cannot see the original: its id would tell that it exists. A copy that does not
+// record the original's space hides it from everyone.
+func (s *Service) provenance(c Call, eps ...*graph.Episode) {
+	vis := s.Auth.Visible(c.P)
+	for _, e := range eps {
+		if e.PromotedFrom != "" && (e.PromotedFromGroup == "" || !vis.Contains(e.PromotedFromGroup)) {
+			e.PromotedFrom = ""
+		}
+	}
 }
 
 func checkUUID(id string) error {
@@ -305,6 +322,15 @@ type ListQuery struct {
 // List lists the memories of one space, or of one agent's visible spaces. A space
 // outside the caller's visible set answers ENOTFOUND, as if it did not exist.
 func (s *Service) List(ctx context.Context, c Call, q ListQuery) (graph.EpisodePage, error) {
+	page, err := s.list(ctx, c, q)
+	if err != nil {
+		return graph.EpisodePage{}, err
+	}
+	s.provenance(c, page.Episodes...)
+	return page, nil
+}
+
+func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodePage, error) {
 	limit, err := s.pageSize(q.Page.Limit)
 	if err != nil {
 		return graph.EpisodePage{}, err
@@ -380,7 +406,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp.UUID, cp.GroupID, cp.CreatedAt = uuid.NewString(), to.GroupID(), now
 		cp.Status, cp.Attempts, cp.LastError = graph.StatusQueued, 0, ""
 		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
-		cp.PromotedFrom, cp.PromotedBy, cp.PromotedAt = e.UUID, c.P.ID, &now
+		cp.PromotedFrom, cp.PromotedFromGroup, cp.PromotedBy, cp.PromotedAt = e.UUID, e.GroupID, c.P.ID, &now
 		cp.IdempotencyKey, cp.RequestHash = "", ""
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
@@ -405,5 +431,10 @@ func (s *Service) Retry(ctx context.Context, c Call, id string) (*graph.Episode,
 	if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
 		return nil, s.deny(ctx, c, e.UUID, e.GroupID, d.Reason)
 	}
-	return s.Queue.Requeue(ctx, id, vis)
+	e, err = s.Queue.Requeue(ctx, id, vis)
+	if err != nil {
+		return nil, err
+	}
+	s.provenance(c, e)
+	return e, nil
 }

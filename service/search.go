@@ -90,6 +90,9 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		return nil, err
 	}
 	res := SearchResult{Episodes: f.episodes}
+	for _, e := range res.Episodes {
+		s.provenance(c, e.Episode)
+	}
 	factLists, entityLists, walk := f.facts, f.entities, f.walk
 	distance := func(string) int { return 0 }
 	if walk != nil {
