@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -213,6 +214,22 @@ func TestMCP_ToolErrors(t *testing.T) {
 	mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
 	resp, body = do(t, "POST", srv.URL+"/mcp", headers("application/json", "application/json"), list)
 	mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
+	// A JSON-RPC batch would be one request against the rate limit however many calls
+	// it holds (security finding 3): refused, whatever it holds, and none of it runs.
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add_memory","arguments":{"agent_id":"` +
+		agent + `","content":"batched ` + suffix + `"}}}`
+	for _, batch := range []string{"[" + fmt.Sprintf(call, 1) + "," + fmt.Sprintf(call, 2) + "]", " \n[" + fmt.Sprintf(call, 3) + "]", "[]"} {
+		resp, body = doMalformed(t, "POST", srv.URL+"/mcp", headers("application/json", "application/json, text/event-stream"), batch)
+		e := mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
+		if !strings.Contains(e.Error.Message, "batch") {
+			t.Errorf("a batch refused with %q, which does not say why", e.Error.Message)
+		}
+	}
+	var stored struct{ Items []memory }
+	rest.must(http.StatusOK, "GET", "/v1/memories?agent_id="+agent, nil, &stored)
+	if len(stored.Items) != 0 {
+		t.Fatalf("a refused batch stored %d memories", len(stored.Items))
+	}
 
 	const bad = "bad-value-zq9" // in each mistake, where one holds a value
 	for _, c := range []struct {

@@ -3,9 +3,11 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"math"
 	"mime"
@@ -109,6 +111,9 @@ func New(d Deps) *echo.Echo {
 		if err := mcpHeaders(c.Request().Header); err != nil {
 			return err
 		}
+		if err := refuseBatch(c.Request()); err != nil {
+			return err
+		}
 		// The tools see the request's headers only: hand them the request id audit
 		// events carry, as REST handlers have it.
 		c.Request().Header.Set(echo.HeaderXRequestID, requestID(c))
@@ -140,6 +145,21 @@ func mcpHeaders(h http.Header) error {
 	}
 	if !json || !stream {
 		return graph.Errorf(graph.EINVALID, "Accept must list application/json and text/event-stream")
+	}
+	return nil
+}
+
+// refuseBatch refuses a JSON-RPC batch (a body that is an array): each request is
+// one call against the rate limit, and the MCP transport of 2025-06-18 has no batches.
+// The body, already bounded by the body limit, is put back for the MCP server.
+func refuseBatch(r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // the body limit's 413, or the client went away
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		return graph.Errorf(graph.EINVALID, "JSON-RPC batches are not accepted: send one message per request")
 	}
 	return nil
 }
