@@ -19,8 +19,10 @@ import (
 )
 
 // bindingServer serves with a trusted key (any requester), an admin key, a confined
-// key bound to the requesters starting app1-, and the test's identity provider.
-func bindingServer(t *testing.T) (srv string, key *idptest.Key) {
+// key bound to the requesters starting app1-, an unbound confined key and the test's
+// identity provider, whose signing key it returns; and the test's mark, and an admin
+// client to read the audit log with.
+func bindingServer(t *testing.T) (srv string, key *idptest.Key, suffix string, root client) {
 	t.Helper()
 	key = idptest.RSAKey(t, "k1")
 	path := filepath.Join(t.TempDir(), "jwks.json")
@@ -35,7 +37,9 @@ func bindingServer(t *testing.T) (srv string, key *idptest.Key) {
 		{Name: "app1", SHA256: access.HashKey("key-app1"), Requesters: []string{"app1-*"}},
 		{Name: "unbound", SHA256: access.HashKey("key-unbound")},
 	}, v, func(*service.Service) {})
-	return s.URL, key
+	suffix = randomSuffix()
+	neo4jtest.Forget(t, suffix)
+	return s.URL, key, suffix, client{t: t, base: s.URL, key: matrixKeys["admin"], requester: "root-" + suffix}
 }
 
 // denials counts the requester_denied events naming requester.
@@ -53,11 +57,8 @@ func denials(t *testing.T, root client, requester string) int {
 // requester_denied event; an unbound confined key names nobody.
 func TestRequesterBinding(t *testing.T) {
 	t.Parallel()
-	base, _ := bindingServer(t)
-	suffix := randomSuffix()
-	neo4jtest.Forget(t, suffix)
+	base, _, suffix, root := bindingServer(t)
 	alice := client{t: t, base: base, key: matrixKeys["trusted"], requester: "alice-" + suffix}
-	root := client{t: t, base: base, key: matrixKeys["admin"], requester: "root-" + suffix}
 	app1 := client{t: t, base: base, key: "key-app1", requester: "app1-carol-" + suffix}
 
 	// Allowed: the bound key acts for a requester of its prefix.
@@ -142,10 +143,7 @@ func mcpStatus(t *testing.T, base, key, requester string) int {
 // with an X-Requester-Id naming someone else is 403, audited.
 func TestJWT(t *testing.T) {
 	t.Parallel()
-	base, key := bindingServer(t)
-	suffix := randomSuffix()
-	neo4jtest.Forget(t, suffix)
-	root := client{t: t, base: base, key: matrixKeys["admin"], requester: "root-" + suffix}
+	base, key, suffix, root := bindingServer(t)
 	user := "jwt-erin-" + suffix
 	token := key.Token(t, user)
 	erin := client{t: t, base: base, key: token}
