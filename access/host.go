@@ -33,7 +33,7 @@ type Host struct {
 // MayName reports whether the host's binding lets it act for requester.
 func (h Host) MayName(requester string) bool {
 	for _, r := range h.Requesters {
-		if prefix, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(requester, prefix) || r == requester {
+		if prefix, ok := strings.CutSuffix(r, "*"); (ok && strings.HasPrefix(requester, prefix)) || r == requester {
 			return true
 		}
 	}
