@@ -11,17 +11,29 @@ import (
 )
 
 // Heuristic is the offline extractor: deterministic rules, no LLM. It finds names
-// (runs of capitalised words), dates of the form "in March 2024" or "in 2024", and a
-// few common relations between names in one sentence: works at, joined, left, lives
-// in, moved to, knows, met, likes, married. It misses anything phrased otherwise,
-// pronouns, and names written in lower case; an LLM does far better.
+// (runs of capitalised words that are not greetings, pronouns or sentence-initial
+// common words), the speaker of a conversation (named by its line, "Dana (user): ...",
+// or by an introduction, "I'm Dana Reyes", in this episode or an earlier one; else the
+// line's role, "User"), dates of the form "in March 2024", "since 2022" or "as of June
+// 2025", and a few common relations: works at, joined, left, lives in, moved to,
+// knows, met, likes, married, between names in one sentence or from the speaker in
+// the first person ("I joined Globex", "my manager is Bob"). It misses anything
+// phrased otherwise and names written in lower case; an LLM does far better.
 type Heuristic struct{}
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?\n]+\s*`)
-	dateIn      = regexp.MustCompile(`(?i)\b(?:in|since|from|on)\s+(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?((?:1[0-9]|2[0-9])[0-9]{2})\b`)
-	nameRun     = regexp.MustCompile(`\b[A-Z][\p{L}0-9&'-]*(?:\s+(?:of\s+)?[A-Z][\p{L}0-9&'-]*)*`)
-	// relation rules: a verb phrase between two names.
+	dateIn      = regexp.MustCompile(`(?i)\b(?:in|since|from|on|as of|starting)\s+(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?((?:1[0-9]|2[0-9])[0-9]{2})\b`)
+	nameRun     = regexp.MustCompile(`\b[A-Z][\p{L}0-9&'’-]*(?:\s+(?:of\s+)?[A-Z][\p{L}0-9&'’-]*)*`)
+	// speakerLine is a conversation line as memgate renders messages: "name (role): "
+	// or "role: ".
+	speakerLine = regexp.MustCompile(`^\s*(?:([^():\n]{1,64}?)\s+\(([a-z_-]{1,32})\)|([a-z_-]{1,32}))\s*:\s`)
+	// introduction names the speaker: "I'm Dana Reyes", "my name is Dana".
+	introduction = regexp.MustCompile(`(?i)\b(?:i'm|i’m|i am|my name is|this is|call me)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)`)
+	// firstPerson is what comes before a name when the speaker is the subject: "I",
+	// then adverbs and auxiliaries ("I have just joined", "I recently moved to").
+	firstPerson = regexp.MustCompile(`(?i)(?:^|[\s,;:])(?:i|i've|i’ve|i'm|i’m)\s+(?:(?:have|has|had|am|just|recently|now|finally|also|officially|then)\s+)*(.*)$`)
+	// relation rules: a verb phrase between two names (or after "I").
 	rules = []struct {
 		re       *regexp.Regexp
 		relation string
@@ -29,83 +41,125 @@ var (
 		srcType  string
 		tgtType  string
 	}{
-		{regexp.MustCompile(`(?i)^\s*(?:works|worked|is working|started working)\s+(?:at|for)\s*$`), "WORKS_AT", false, "Person", "Organization"},
-		{regexp.MustCompile(`(?i)^\s*(?:joined|was hired by)\s*$`), "WORKS_AT", false, "Person", "Organization"},
-		{regexp.MustCompile(`(?i)^\s*(?:left|quit|resigned from)\s*$`), "WORKS_AT", true, "Person", "Organization"},
-		{regexp.MustCompile(`(?i)^\s*(?:lives|lived|is living)\s+in\s*$`), "LIVES_IN", false, "Person", "Location"},
-		{regexp.MustCompile(`(?i)^\s*(?:moved|relocated)\s+to\s*$`), "LIVES_IN", false, "Person", "Location"},
-		{regexp.MustCompile(`(?i)^\s*(?:knows|met|is friends with)\s*$`), "KNOWS", false, "Person", "Person"},
-		{regexp.MustCompile(`(?i)^\s*(?:likes|loves|prefers|enjoys)\s*$`), "LIKES", false, "Person", ""},
-		{regexp.MustCompile(`(?i)^\s*(?:married|is married to)\s*$`), "MARRIED_TO", false, "Person", "Person"},
+		{regexp.MustCompile(`(?i)^\s*(?:works|worked|work|working|is working|started working|started)\s+(?:at|for)\s*$`), "WORKS_AT", false, "Person", "Organization"},
+		{regexp.MustCompile(`(?i)^\s*(?:joined|join|joining|was hired by|got hired by|been hired by)\s*$`), "WORKS_AT", false, "Person", "Organization"},
+		{regexp.MustCompile(`(?i)^\s*(?:left|quit|resigned from|is leaving|leaving)\s*$`), "WORKS_AT", true, "Person", "Organization"},
+		{regexp.MustCompile(`(?i)^\s*(?:lives|lived|live|living|is living)\s+in\s*$`), "LIVES_IN", false, "Person", "Location"},
+		{regexp.MustCompile(`(?i)^\s*(?:moved|move|moving|relocated)\s+to\s*$`), "LIVES_IN", false, "Person", "Location"},
+		{regexp.MustCompile(`(?i)^\s*(?:knows|know|met|is friends with)\s*$`), "KNOWS", false, "Person", "Person"},
+		{regexp.MustCompile(`(?i)^\s*(?:likes|loves|prefers|enjoys|like|love|prefer|enjoy)\s*$`), "LIKES", false, "Person", ""},
+		{regexp.MustCompile(`(?i)^\s*(?:married|is married to|am married to)\s*$`), "MARRIED_TO", false, "Person", "Person"},
+	}
+	// kin are "my <noun> [is|,] Name": the speaker's relation to Name.
+	kin = regexp.MustCompile(`(?i)\bmy\s+(?:new\s+|old\s+|former\s+)?(manager|boss|sister|brother|wife|husband|partner|friend|colleague|dog|cat)(?:'s name)?\s*(?:,|is|was|is called|is named|named|called)?\s*$`)
+	kinRelation = map[string]struct{ relation, typ string }{
+		"manager": {"REPORTS_TO", "Person"}, "boss": {"REPORTS_TO", "Person"},
+		"sister": {"SIBLING_OF", "Person"}, "brother": {"SIBLING_OF", "Person"},
+		"wife": {"MARRIED_TO", "Person"}, "husband": {"MARRIED_TO", "Person"}, "partner": {"PARTNER_OF", "Person"},
+		"friend": {"KNOWS", "Person"}, "colleague": {"KNOWS", "Person"},
+		"dog": {"HAS_PET", ""}, "cat": {"HAS_PET", ""},
 	}
 	notNames = map[string]bool{}
 )
 
 func init() {
+	// Words that start a capitalised run without being a name: articles, pronouns and
+	// their contractions, greetings, discourse markers and the common words a sentence
+	// begins with, months and weekdays, titles.
 	for _, w := range strings.Fields(`In On At The A An He She They It We I My Our His Her Their This That These
 		Those Yesterday Today Tomorrow Then And But Or So If When While After Before Since From Also Later
+		I'm I’m I've I’ve I'd I’d I'll I’ll Me Mine You Your You're We're We've They're It's That's There There's
+		Here Here's What What's Who How Why Where Which Whose Let Let's Don't Didn't Can't Won't Isn't
+		Hi Hello Hey Dear Thanks Thank Cheers Bye Goodbye Welcome Morning Evening Afternoon Good Great Nice
+		Big Small Quick Short Long Little Huge Exciting Sad Happy Fun Funny Oh Ah Well Yes Yeah Yep No Nope Sure
+		Okay OK Ok Sorry Please Wow Hmm Btw BTW FYI PS Update Correction Note Reminder News Anyway Actually
+		Basically Honestly Finally Unfortunately Luckily Sadly Hopefully Meanwhile Besides However Still
+		Just Now Soon Recently Last Next Every Each Some Any All Both Many Most Other Another First Second
+		Not Only Even As Of For With Without About To By Do Does Did Is Are Was Were Be Been Being Have Has Had
+		Will Would Could Should Can May Might Must Speaking Talking Guess Remember Forgot
 		January February March April May June July August September October November December
 		Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mr Ms Mrs Dr`) {
 		notNames[w] = true
 	}
 }
 
-func (Heuristic) Extract(_ context.Context, ep *graph.Episode, _ []*graph.Episode) (*graph.Extracted, error) {
+func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph.Episode) (*graph.Extracted, error) {
 	out := &graph.Extracted{}
 	types := map[string]string{}
 	add := func(name, typ string) {
 		if _, seen := types[name]; !seen {
 			out.Entities = append(out.Entities, graph.ExtractedEntity{Name: name})
+			types[name] = ""
 		}
 		if typ != "" && types[name] == "" {
 			types[name] = typ
 		}
-		if _, seen := types[name]; !seen {
-			types[name] = ""
-		}
 	}
-	for _, sentence := range sentenceEnd.Split(ep.Content, -1) {
-		if strings.Contains(sentence, ": ") { // "alice (user): text" lines of a conversation
-			sentence = sentence[strings.Index(sentence, ": ")+2:]
+	fact := func(src, tgt, relation, sentence string, ends bool, when *time.Time) {
+		f := graph.ExtractedFact{Source: src, Target: tgt, Relation: relation, Fact: strings.TrimSpace(sentence)}
+		if ends {
+			f.InvalidAt = when
+		} else {
+			f.ValidAt = when
 		}
-		when := sentenceDate(sentence)
-		names := findNames(sentence)
-		for _, n := range names {
-			add(n.text, "")
+		out.Facts = append(out.Facts, f)
+	}
+	introduced := introducedSpeaker(ep, previous)
+	for _, line := range strings.Split(ep.Content, "\n") {
+		speaker, firstPersonCounts := lineSpeaker(line, introduced)
+		if m := speakerLine.FindStringIndex(line); m != nil {
+			line = line[m[1]:]
 		}
-		// Relations: between consecutive names, with the subject carried over
-		// clauses joined by "and" ("Alice left Acme and joined Globex").
-		subject := ""
-		for i := 0; i+1 < len(names); i++ {
-			between := sentence[names[i].end:names[i+1].start]
-			verb := between
-			if j := strings.LastIndex(strings.ToLower(between), " and "); j >= 0 {
-				verb = between[j+5:]
-			} else {
-				subject = names[i].text
+		for _, sentence := range sentenceEnd.Split(line, -1) {
+			when := sentenceDate(sentence)
+			names := findNames(sentence)
+			for _, n := range names {
+				if n.text == speaker {
+					add(n.text, "Person")
+				} else {
+					add(n.text, "")
+				}
 			}
-			if subject == "" {
-				subject = names[i].text
-			}
-			for _, r := range rules {
-				if !r.re.MatchString(verb) {
-					continue
+			// Relations: between consecutive names, with the subject carried over
+			// clauses joined by "and" ("Alice left Acme and joined Globex"); before
+			// the first name, the speaker in the first person.
+			subject := ""
+			for i := range names {
+				start := 0
+				if i > 0 {
+					start = names[i-1].end
+				}
+				before := sentence[start:names[i].start]
+				verb := before
+				if j := strings.LastIndex(strings.ToLower(before), " and "); j >= 0 {
+					verb = before[j+5:]
+				} else if i > 0 {
+					subject = names[i-1].text
 				}
 				src := subject
-				if src == names[i+1].text {
-					break
+				if firstPersonCounts {
+					if m := firstPerson.FindStringSubmatch(verb); m != nil {
+						src, verb = speaker, m[1]
+					} else if m := kin.FindStringSubmatch(before); m != nil && names[i].text != speaker {
+						k := kinRelation[strings.ToLower(m[1])]
+						add(speaker, "Person")
+						add(names[i].text, k.typ)
+						fact(speaker, names[i].text, k.relation, sentence, false, when)
+						continue
+					}
 				}
-				f := graph.ExtractedFact{Source: src, Target: names[i+1].text, Relation: r.relation,
-					Fact: strings.TrimSpace(sentence)}
-				if r.ends {
-					f.InvalidAt = when
-				} else {
-					f.ValidAt = when
+				if src == "" || src == names[i].text {
+					continue
 				}
-				add(src, r.srcType)
-				add(names[i+1].text, r.tgtType)
-				out.Facts = append(out.Facts, f)
-				break
+				for _, r := range rules {
+					if r.re.MatchString(verb) {
+						add(src, r.srcType)
+						add(names[i].text, r.tgtType)
+						fact(src, names[i].text, r.relation, sentence, r.ends, when)
+						subject = src
+						break
+					}
+				}
 			}
 		}
 	}
@@ -113,6 +167,57 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, _ []*graph.Episod
 		out.Entities[i].Type = types[out.Entities[i].Name]
 	}
 	return out, nil
+}
+
+// introducedSpeaker is the name the speaker gave ("I'm Dana Reyes") in this episode
+// or the latest earlier one that has one; "" when none did.
+func introducedSpeaker(ep *graph.Episode, previous []*graph.Episode) string {
+	for _, e := range append([]*graph.Episode{ep}, previous...) {
+		for _, line := range strings.Split(e.Content, "\n") {
+			if _, role := lineRole(line); role == "assistant" || role == "system" {
+				continue
+			}
+			if m := introduction.FindStringSubmatch(line); m != nil {
+				if names := findNames(m[1]); len(names) > 0 && names[0].start == 0 {
+					return names[0].text
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// lineRole reads a conversation line's "name (role): " or "role: " prefix.
+func lineRole(line string) (name, role string) {
+	m := speakerLine.FindStringSubmatch(line)
+	if m == nil {
+		return "", ""
+	}
+	if m[3] != "" {
+		return "", m[3]
+	}
+	return strings.TrimSpace(m[1]), m[2]
+}
+
+// lineSpeaker is who "I" is on a line, and whether the line's first person is about
+// the world at all: an assistant's or the system's "I" is not.
+func lineSpeaker(line, introduced string) (string, bool) {
+	name, role := lineRole(line)
+	switch {
+	case role == "assistant" || role == "system":
+		return "", false
+	case name != "":
+		if names := findNames(name); len(names) == 1 && names[0].text == name {
+			return name, true
+		}
+	}
+	if introduced != "" {
+		return introduced, true
+	}
+	if role != "" {
+		return strings.ToUpper(role[:1]) + role[1:], true
+	}
+	return "Speaker", true
 }
 
 type span struct {
@@ -124,11 +229,22 @@ func findNames(sentence string) []span {
 	var out []span
 	for _, m := range nameRun.FindAllStringIndex(sentence, -1) {
 		words := strings.Fields(sentence[m[0]:m[1]])
-		for len(words) > 0 && notNames[words[0]] { // "In March" / "The Acme"
+		for len(words) > 0 && notNames[words[0]] { // "In March" / "The Acme" / "Hi Dana"
 			m[0] += strings.Index(sentence[m[0]:], words[0]) + len(words[0])
 			words = words[1:]
 		}
 		if len(words) == 0 {
+			continue
+		}
+		// "Dana's manager": the name is Dana.
+		last := len(words) - 1
+		for _, suffix := range []string{"'s", "’s"} {
+			if trimmed, ok := strings.CutSuffix(words[last], suffix); ok && trimmed != "" {
+				words[last] = trimmed
+				m[1] -= len(suffix)
+			}
+		}
+		if len(words) == 1 && notNames[words[0]] {
 			continue
 		}
 		start := m[0] + strings.Index(sentence[m[0]:], words[0])

@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,68 @@ func TestHashing(t *testing.T) {
 	again, _ := h.Embed(context.Background(), []string{"Alice works at Acme"})
 	if graph.Cosine(v[0], again[0]) < 0.9999 {
 		t.Fatal("not deterministic")
+	}
+}
+
+// TestHeuristic_Conversation: a conversation as memgate renders messages. Greetings,
+// pronouns and discourse markers are no entities; the speaker, named by an
+// introduction in an earlier episode, is the subject of the first person; "as of"
+// dates a fact.
+func TestHeuristic_Conversation(t *testing.T) {
+	earlier := &graph.Episode{Content: "user: Hi! I'm Dana Reyes, nice to meet you.\nassistant: Hello Dana, I'm glad to help.\n"}
+	ep := &graph.Episode{Content: "user: Big news: as of June 2025 I joined Globex. Correction: I left Initech in May 2025.\n" +
+		"user: My manager is Bob Stone. My sister Carol lives in Lisbon.\n" +
+		"user: Oh, and my dog's name is Rex.\n" +
+		"assistant: Thanks, I'm noting that. I work for Acme Assistants.\n"}
+	x, err := extract.Heuristic{}.Extract(context.Background(), ep, []*graph.Episode{earlier})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x = extract.Clean(x, extract.DefaultEntityTypes)
+	var names []string
+	for _, e := range x.Entities {
+		names = append(names, e.Name+"/"+e.Type)
+	}
+	want := "Globex/Organization Dana Reyes/Person Initech/Organization Bob Stone/Person Carol/Person Lisbon/Location Rex/ Acme Assistants/"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("entities:\n got %s\nwant %s", got, want)
+	}
+	june, may := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	type fact struct {
+		src, rel, tgt  string
+		valid, invalid *time.Time
+	}
+	wantFacts := []fact{
+		{"Dana Reyes", "WORKS_AT", "Globex", &june, nil},
+		{"Dana Reyes", "WORKS_AT", "Initech", nil, &may},
+		{"Dana Reyes", "REPORTS_TO", "Bob Stone", nil, nil},
+		{"Dana Reyes", "SIBLING_OF", "Carol", nil, nil},
+		{"Carol", "LIVES_IN", "Lisbon", nil, nil},
+		{"Dana Reyes", "HAS_PET", "Rex", nil, nil},
+	}
+	if len(x.Facts) != len(wantFacts) {
+		t.Fatalf("facts = %+v, want %d (none from the assistant's first person)", x.Facts, len(wantFacts))
+	}
+	same := func(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+	for i, w := range wantFacts {
+		f := x.Facts[i]
+		if f.Source != w.src || f.Relation != w.rel || f.Target != w.tgt || !same(f.ValidAt, w.valid) || !same(f.InvalidAt, w.invalid) {
+			t.Errorf("fact %d = %s %s %s (%v, %v), want %+v", i, f.Source, f.Relation, f.Target, f.ValidAt, f.InvalidAt, w)
+		}
+	}
+}
+
+// TestHeuristic_NoJunk: greetings, pronouns, discourse markers and common words at the
+// start of a sentence never become entities.
+func TestHeuristic_NoJunk(t *testing.T) {
+	text := "Hi there! Hello. Hey, thanks. I'm fine. I've been busy. Big news: nothing. Correction: nope. " +
+		"Update: still nothing. Oh well. Good morning. Anyway, it's late. Sorry! Yesterday was long. " +
+		"Great, let's go. Actually no. Just kidding. Btw it rained. Okay. Last week was quiet."
+	x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: "user: " + text}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Entities) != 0 || len(x.Facts) != 0 {
+		t.Fatalf("junk: %+v", x)
 	}
 }
