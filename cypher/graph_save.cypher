@@ -32,7 +32,8 @@ CALL () {
   MERGE (s)-[r:RELATES_TO {uuid: f.uuid}]->(t)
   SET r.name = f.name, r.fact = f.fact, r.fact_embedding = f.fact_embedding, r.episodes = f.episodes,
       r.created_at = f.created_at, r.expired_at = f.expired_at, r.valid_at = f.valid_at,
-      r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms
+      r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms,
+      r.reference_time = coalesce(f.reference_time, r.reference_time)
   SET r.group_id = f.group_id
 }
 CALL () {

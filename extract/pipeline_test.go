@@ -229,7 +229,7 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 	}
 
 	seen := map[string]string{}
-	for _, group := range []string{a, b} {
+	for gi, group := range []string{a, b} {
 		ents, facts := p.graphOf(group, "Alice", "Acme", "Globex")
 		if len(ents) != 3 || ents["Alice"] == nil || ents["Acme"] == nil || ents["Globex"] == nil {
 			t.Fatalf("%s: entities %v, want Alice, Acme, Globex once each", group, keys(ents))
@@ -249,9 +249,15 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 		if len(facts) != 2 {
 			t.Fatalf("%s: %d facts, want 2: %+v", group, len(facts), facts)
 		}
+		// reference_time (Graphiti reads it): the reference time of the episode that
+		// first stated the fact.
+		stated := map[string]time.Time{ents["Acme"].UUID: eps[gi].ValidAt, ents["Globex"].UUID: eps[gi+2].ValidAt}
 		for _, f := range facts {
 			if f.Name != "WORKS_AT" || f.SourceUUID != ents["Alice"].UUID || f.GroupID != group {
 				t.Fatalf("%s: fact %+v", group, f)
+			}
+			if want := stated[f.TargetUUID]; !f.ReferenceTime.Equal(want) {
+				t.Errorf("%s: fact %s has reference_time %v, want %v", group, f.Fact, f.ReferenceTime, want)
 			}
 			switch f.TargetUUID {
 			case ents["Acme"].UUID:

@@ -223,7 +223,8 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		f := &graph.Fact{UUID: stableUUID(ep.GroupID, src.UUID, xf.Relation, tgt.UUID, validKey), Name: xf.Relation,
 			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
-			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, InvalidAt: xf.InvalidAt}
+			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, InvalidAt: xf.InvalidAt,
+			ReferenceTime: ep.ValidAt}
 		switch {
 		case f.InvalidAt != nil:
 			f.ExpiredAt = &now

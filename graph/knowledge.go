@@ -35,6 +35,7 @@ type Fact struct {
 	ExpiredAt     *time.Time
 	ValidAt       *time.Time
 	InvalidAt     *time.Time
+	ReferenceTime time.Time // the reference time of the episode that first stated it (Graphiti's reference_time)
 }
 
 // Extracted is what an extractor read in one episode, before resolution.

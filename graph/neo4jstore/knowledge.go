@@ -32,6 +32,7 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"group_id": f.GroupID, "episodes": nonNil(f.Episodes), "fact_embedding": floats(f.FactEmbedding),
 			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
 			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
+			"reference_time": optTime(nonZero(f.ReferenceTime)),
 		}
 	}
 	return rows
@@ -64,8 +65,17 @@ func factFromRel(r neo4j.Relationship) *graph.Fact {
 func factFromProps(p map[string]any) *graph.Fact {
 	f := &graph.Fact{UUID: str(p["uuid"]), Name: str(p["name"]), Fact: str(p["fact"]), GroupID: str(p["group_id"]),
 		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
-		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"])}
+		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"]),
+		ReferenceTime: tm(p["reference_time"])}
 	return f
+}
+
+// nonZero is t, or nil for the zero time.
+func nonZero(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // floats converts an embedding for the driver. A zero vector (what a text without
