@@ -8,8 +8,10 @@ deterministic, and memories repeat themselves (names, places, questions asked ag
 """
 
 import argparse
+import base64
 import json
 import os
+import struct
 import threading
 from collections import OrderedDict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -104,14 +106,22 @@ class Handler(BaseHTTPRequestHandler):
             return self.fail(400, f"model must be {MODEL}")
         if req.get("dimensions") not in (None, 0, DIMENSIONS):
             return self.fail(400, f"{MODEL} embeds in {DIMENSIONS} dimensions")
-        if req.get("encoding_format") not in (None, "", "float"):
-            return self.fail(400, "encoding_format must be float")
+        encoding = req.get("encoding_format") or "float"
+        if encoding not in ("float", "base64"):
+            return self.fail(400, "encoding_format must be float or base64")
         vectors, tokens = self.embedder.embed(texts)
+        if encoding == "base64":  # what the OpenAI SDKs ask for by default
+            vectors = [encode_base64(v) for v in vectors]
         self.reply(200, {
             "object": "list", "model": MODEL,
             "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         })
+
+
+def encode_base64(vector):
+    """A vector as OpenAI's base64 encoding: little-endian float32s, base64."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
 
 
 def main():
