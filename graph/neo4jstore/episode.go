@@ -77,6 +77,14 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		PromotedFrom: str(p["promoted_from"]), PromotedFromGroup: str(p["promoted_from_group_id"]), PromotedBy: str(p["promoted_by"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 	}
+	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
+	// no agent_id: it is done, and its agent is its space's.
+	if e.Status == "" {
+		e.Status = graph.StatusDone
+	}
+	if s, ok := graph.ParseGroupID(e.GroupID); ok && e.AgentID == "" {
+		e.AgentID = s.Agent
+	}
 	if tags, ok := p["tags"].([]any); ok {
 		for _, t := range tags {
 			e.Tags = append(e.Tags, str(t))
