@@ -1,6 +1,6 @@
 // What resolution needs, for several episodes at once, in one round trip: per query,
-// the entities of its space that may be the ones the episode names (same name ignoring
-// case, or sharing a word of a name), and every fact of that space touching them.
+// the entities of its space that may be the ones the episode names (same name or alias
+// ignoring case, or sharing a word of a name or alias), and every fact of that space touching them.
 // Never another space's. Two plans, as the search queries, by the size of the space
 // (its entities counted up to $exact_max + 1): a small space's entities are read and
 // their name words (name_words) compared; a large space is asked through the
@@ -17,11 +17,13 @@ CALL (q) {
     UNWIND space AS n
     WITH n, coalesce(n.name_words, ' ' + toLower(n.name) + ' ') AS words
     WHERE toLower(n.name) IN q.lower_names OR any(w IN q.words WHERE words CONTAINS ' ' + w + ' ')
+       OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) IN q.lower_names)
     RETURN n
     UNION
     WITH space WHERE size(space) > $exact_max
     MATCH (n:Entity)
-    WHERE n.group_id = q.group_id AND toLower(n.name) IN q.lower_names
+    WHERE n.group_id = q.group_id
+      AND (toLower(n.name) IN q.lower_names OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) IN q.lower_names))
     RETURN n
     UNION
     WITH space WHERE size(space) > $exact_max

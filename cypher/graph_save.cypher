@@ -10,7 +10,7 @@ CALL () {
   WITH n, x
   WHERE n.group_id = x.group_id
   SET n.summary = x.summary, n.name_embedding = x.name_embedding, n.name_terms = x.name_terms,
-      n.name_words = x.name_words
+      n.name_words = x.name_words, n.aliases = x.aliases
   SET n:$(x.labels)
   SET n.group_id = x.group_id
 }

@@ -588,25 +588,35 @@ func TestPipeline_AmbiguousNames(t *testing.T) {
 			"fact": "Robert J. Smith met Robert Smithson.", "valid_at": nil, "invalid_at": nil}},
 	})
 	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"same": []bool{true, false}})
+	// The merge is remembered: the name confirmed once resolves without asking again.
+	p.llm.Answer("Robert J. Smith visited Bergen", map[string]any{
+		"entities": []map[string]any{person("Robert J. Smith"), {"name": "Bergen", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Bergen", "relation": "VISITED",
+			"fact": "Robert J. Smith visited Bergen.", "valid_at": nil, "invalid_at": nil}},
+	})
 	group := p.space("a")
-	eps := []*graph.Episode{p.add(group, "Robert Smith lives in Oslo."), p.add(group, "Robert J. Smith met Robert Smithson.")}
+	eps := []*graph.Episode{p.add(group, "Robert Smith lives in Oslo."), p.add(group, "Robert J. Smith met Robert Smithson."),
+		p.add(group, "Robert J. Smith visited Bergen.")}
 	p.start(p.runner(2, 2))
 	for _, e := range p.wait(eps, 60*time.Second) {
 		if e.Status != graph.StatusDone {
 			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
 		}
 	}
-	ents, facts := p.graphOf(group, "Robert Smith", "Robert J. Smith", "Robert Smithson", "Oslo")
-	if len(ents) != 3 || ents["Robert Smith"] == nil || ents["Robert Smithson"] == nil || ents["Robert J. Smith"] != nil {
-		t.Fatalf("entities %v, want Robert Smith (with the second name merged in), Robert Smithson, Oslo", keys(ents))
+	ents, facts := p.graphOf(group, "Robert Smith", "Robert J. Smith", "Robert Smithson", "Oslo", "Bergen")
+	if len(ents) != 4 || ents["Robert Smith"] == nil || ents["Robert Smithson"] == nil || ents["Robert J. Smith"] != nil {
+		t.Fatalf("entities %v, want Robert Smith (with the second name merged in), Robert Smithson, Oslo, Bergen", keys(ents))
+	}
+	if aliases := ents["Robert Smith"].Aliases; len(aliases) != 1 || aliases[0] != "Robert J. Smith" {
+		t.Errorf("Robert Smith's aliases %v, want the merged name", aliases)
 	}
 	for _, f := range facts {
-		if f.Name == "KNOWS" && f.SourceUUID != ents["Robert Smith"].UUID {
-			t.Errorf("KNOWS starts at %s, want Robert Smith", f.SourceUUID)
+		if (f.Name == "KNOWS" || f.Name == "VISITED") && f.SourceUUID != ents["Robert Smith"].UUID {
+			t.Errorf("%s starts at %s, want Robert Smith", f.Name, f.SourceUUID)
 		}
 	}
-	if calls := p.llm.ChatCalls.Load(); calls != 3 {
-		t.Errorf("%d chat calls, want 3: two extractions and one batched decision", calls)
+	if calls := p.llm.ChatCalls.Load(); calls != 4 {
+		t.Errorf("%d chat calls, want 4: three extractions and one batched decision", calls)
 	}
 }
 

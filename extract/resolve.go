@@ -169,7 +169,12 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		for p, yes := range same {
 			if yes {
-				matches[pairOf[p]] = maybe[p]
+				// Remembered: the next episode naming it so resolves without asking.
+				node, alias := maybe[p], x.Entities[pairOf[p]].Name
+				matches[pairOf[p]] = node
+				if !slices.ContainsFunc(append([]string{node.Name}, node.Aliases...), func(n string) bool { return Normalize(n) == Normalize(alias) }) {
+					node.Aliases = append(node.Aliases, alias)
+				}
 			}
 		}
 	}
@@ -348,7 +353,7 @@ func sameFact(facts []*graph.Fact, src, tgt string, xf graph.ExtractedFact) *gra
 func matchEntity(name string, vector []float32, candidates []*graph.EntityNode) (match, ambiguous *graph.EntityNode) {
 	key := Normalize(name)
 	for _, c := range candidates {
-		if Normalize(c.Name) == key {
+		if Normalize(c.Name) == key || slices.ContainsFunc(c.Aliases, func(a string) bool { return Normalize(a) == key }) {
 			return c, nil
 		}
 	}

@@ -16,6 +16,7 @@ type EntityNode struct {
 	Summary       string
 	NameEmbedding []float32
 	CreatedAt     time.Time
+	Aliases       []string // other names resolution confirmed for it ("Robert J. Smith" of Robert Smith)
 }
 
 // Fact is a Graphiti RELATES_TO edge between two entities of one space. ValidAt and

@@ -1,6 +1,7 @@
 package neo4jstore
 
 import (
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -18,7 +19,8 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 		rows[i] = map[string]any{
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
-			"name_terms": terms(e.Name + " " + e.Summary), "name_words": terms(e.Name),
+			"name_terms": terms(e.Name + " " + e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
+			"aliases": nonNil(e.Aliases),
 		}
 	}
 	return rows
@@ -46,7 +48,8 @@ func entityFromNode(n neo4j.Node) *graph.EntityNode {
 // _entity_row carry (labels among them).
 func entityFromProps(p map[string]any, labels []string) *graph.EntityNode {
 	e := &graph.EntityNode{UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]),
-		Summary: str(p["summary"]), NameEmbedding: vector(p["name_embedding"]), CreatedAt: tm(p["created_at"])}
+		Summary: str(p["summary"]), NameEmbedding: vector(p["name_embedding"]), CreatedAt: tm(p["created_at"]),
+		Aliases: strList(p["aliases"])}
 	if labels == nil {
 		labels = strList(p["labels"])
 	}
