@@ -141,6 +141,11 @@ func (c *Client) Facts(ctx context.Context, agentID, cursor string, limit int) (
 	return &out, c.do(ctx, "GET", "/v1/facts?"+q.Encode(), nil, "", &out)
 }
 
+// CreateAgent creates an agent owned by the client's requester.
+func (c *Client) CreateAgent(ctx context.Context, id string) error {
+	return c.do(ctx, "POST", "/v1/agents", map[string]any{"id": id}, "", nil)
+}
+
 // Search runs POST /v1/memories/search with the given body and decodes the answer
 // into out.
 func (c *Client) Search(ctx context.Context, body map[string]any, out any) error {

@@ -47,7 +47,7 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 	writers := make([]*Client, o.Writers)
 	for i := range writers {
 		writers[i] = New(base, key, fmt.Sprintf("%s-w%02d", o.Prefix, i))
-		if err := writers[i].do(ctx, "POST", "/v1/agents", map[string]any{"id": agentOf(o.Prefix, i)}, "", nil); err != nil {
+		if err := writers[i].CreateAgent(ctx, agentOf(o.Prefix, i)); err != nil {
 			return nil, fmt.Errorf("creating the agent of writer %d: %w", i, err)
 		}
 	}

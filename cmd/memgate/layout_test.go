@@ -27,6 +27,7 @@ var allowedImports = map[string][]string{
 	"handlers":                          {"graph", "access", "extract", "service"},
 	"client":                            {},
 	"scripts/report":                    {},
+	"eval":                              {"client"},
 }
 
 // thirdParty says which packages may import a module outside the standard library;
@@ -40,6 +41,7 @@ var thirdParty = map[string][]string{
 	"service":                           {"github.com/google/uuid"},
 	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
 	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
+	"eval":                              {"github.com/neo4j/neo4j-go-driver"},
 	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
 }
 

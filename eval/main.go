@@ -1,0 +1,485 @@
+// Command eval measures extraction quality: it runs the labelled conversations of
+// eval/corpus.json through a real memgate (the binary, over HTTP, on a real Neo4j)
+// once per extractor, reads what landed in each agent's space from Neo4j, and scores
+// it against the labels: entity and fact precision and recall, ended facts marked as
+// ended, junk entities, the answer to each question among search's top five facts,
+// chat calls and seconds per episode. make eval runs it with the offline heuristic
+// extractor and with a local model (scripts/llm-local) behind the OpenAI path, and
+// writes the table into BENCHMARKS.md.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/client"
+)
+
+type corpus struct {
+	Conversations []conversation `json:"conversations"`
+}
+
+type conversation struct {
+	ID       string `json:"id"`
+	Topic    string `json:"topic"`
+	Episodes []struct {
+		ReferenceTime time.Time `json:"reference_time"`
+		Messages      []struct {
+			Role    string `json:"role"`
+			Name    string `json:"name,omitempty"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	} `json:"episodes"`
+	Entities  []string       `json:"entities"`
+	Facts     []expectedFact `json:"facts"`
+	Questions []struct {
+		Question string `json:"question"`
+		Answer   string `json:"answer"`
+	} `json:"questions"`
+}
+
+type expectedFact struct {
+	Source   string `json:"source"`
+	Relation string `json:"relation"`
+	Target   string `json:"target"`
+	Ends     bool   `json:"ends"`
+}
+
+// extractor is one memgate configuration under evaluation.
+type extractor struct {
+	name string
+	env  map[string]string
+}
+
+func main() {
+	corpusPath := flag.String("corpus", "eval/corpus.json", "the labelled conversations")
+	binary := flag.String("memgate", ".data/memgate", "the memgate binary")
+	neo4jURI := flag.String("neo4j", "bolt://127.0.0.1:7687", "the Neo4j memgate and the scoring use")
+	llmURL := flag.String("llm", "", "an OpenAI-compatible base URL (scripts/llm-local); empty: the heuristic extractor only")
+	llmModel := flag.String("llm-model", "local", "the model name at -llm")
+	limit := flag.Int("limit", 0, "conversations to run (0: all)")
+	out := flag.String("out", "BENCHMARKS.md", "the file whose eval section is rewritten; empty: print only")
+	flag.Parse()
+
+	var c corpus
+	raw, err := os.ReadFile(*corpusPath)
+	if err == nil {
+		err = json.Unmarshal(raw, &c)
+	}
+	if err != nil {
+		log.Fatalf("eval: reading %s: %v", *corpusPath, err)
+	}
+	if *limit > 0 && *limit < len(c.Conversations) {
+		c.Conversations = c.Conversations[:*limit]
+	}
+	runs := []extractor{{name: "heuristic", env: map[string]string{"MEMGATE_LLM_PROVIDER": "heuristic"}}}
+	if *llmURL != "" {
+		runs = append(runs, extractor{name: "openai: " + *llmModel + " (local)", env: map[string]string{
+			"MEMGATE_LLM_PROVIDER": "openai", "MEMGATE_LLM_BASE_URL": *llmURL, "MEMGATE_LLM_API_KEY": "local",
+			"MEMGATE_LLM_MODEL": *llmModel, "MEMGATE_LLM_TIMEOUT": "600s", "MEMGATE_LLM_MAX_CONCURRENCY": "1",
+			"MEMGATE_LLM_MAX_RETRIES": "2", "MEMGATE_INGEST_LEASE": "15m"}})
+	}
+	driver, err := neo4j.NewDriverWithContext(*neo4jURI, neo4j.NoAuth())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+
+	var results []score
+	for _, x := range runs {
+		s, err := evaluate(x, *binary, *neo4jURI, driver, c)
+		if err != nil {
+			log.Fatalf("eval: %s: %v", x.name, err)
+		}
+		results = append(results, s)
+	}
+	report := render(results, len(c.Conversations), strings.Join(append([]string{"go run ./eval"}, os.Args[1:]...), " "))
+	fmt.Print(report)
+	if *out != "" {
+		if err := writeSection(*out, report); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// score is one extractor's totals over the corpus.
+type score struct {
+	name                              string
+	entitiesFound, entitiesRight      int // extracted, of them matching a labelled entity
+	entitiesLabelled, entitiesMatched int
+	factsFound, factsRight            int
+	factsLabelled, factsMatched       int
+	endsRight, endsJudged             int // matched labelled facts whose ended state is right
+	junk                              []string
+	questions, answered               int
+	episodes, failed                  int
+	chatCalls                         float64
+	seconds                           float64
+}
+
+// evaluate runs the corpus through one memgate and scores what it stored.
+func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithContext, c corpus) (score, error) {
+	s := score{name: x.name}
+	env := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jURI,
+		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_INGEST_WORKERS": "2"}
+	for k, v := range x.env {
+		env[k] = v
+	}
+	base, stop, err := serve(binary, env)
+	if err != nil {
+		return s, err
+	}
+	defer stop()
+	ctx := context.Background()
+	run := fmt.Sprintf("eval%d", time.Now().Unix())
+	calls0, err := chatCalls(base)
+	if err != nil {
+		return s, err
+	}
+	start := time.Now()
+	for _, conv := range c.Conversations {
+		agent := run + "-" + strings.ToLower(conv.ID)
+		api := client.New(base, "", "eval-user")
+		if err := api.CreateAgent(ctx, agent); err != nil {
+			return s, err
+		}
+		var ids []string
+		for _, ep := range conv.Episodes {
+			at := ep.ReferenceTime
+			a, err := api.Add(ctx, client.Memory{AgentID: agent, Messages: ep.Messages, ReferenceTime: &at}, "")
+			if err != nil {
+				return s, fmt.Errorf("%s: %w", conv.ID, err)
+			}
+			ids = append(ids, a.ID)
+		}
+		for _, id := range ids {
+			status, err := waitDone(ctx, api, id)
+			if err != nil {
+				return s, err
+			}
+			s.episodes++
+			if status != "done" {
+				s.failed++
+			}
+		}
+		if err := s.add(ctx, driver, api, agent, conv); err != nil {
+			return s, fmt.Errorf("%s: %w", conv.ID, err)
+		}
+		log.Printf("eval: %s: %s done (%d episodes so far, %.0f s)", x.name, conv.ID, s.episodes, time.Since(start).Seconds())
+	}
+	s.seconds = time.Since(start).Seconds()
+	calls1, err := chatCalls(base)
+	s.chatCalls = calls1 - calls0
+	return s, err
+}
+
+// add scores one conversation's space.
+func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, api *client.Client, agent string, conv conversation) error {
+	group := "agent-" + agent + "-private"
+	res, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (n:Entity {group_id: $g}) RETURN n.name AS name`,
+		map[string]any{"g": group}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase("neo4j"))
+	if err != nil {
+		return err
+	}
+	var found []string
+	for _, r := range res.Records {
+		name, _ := r.Get("name")
+		found = append(found, fmt.Sprint(name))
+	}
+	s.entitiesFound += len(found)
+	matched := map[string]bool{}
+	for _, f := range found {
+		if l := labelOf(f, conv.Entities); l != "" {
+			s.entitiesRight++
+			matched[l] = true
+		} else if isJunk(f) {
+			s.junk = append(s.junk, f)
+		}
+	}
+	s.entitiesLabelled += len(conv.Entities)
+	s.entitiesMatched += len(matched)
+
+	res, err = neo4j.ExecuteQuery(ctx, driver, `MATCH (a:Entity)-[r:RELATES_TO {group_id: $g}]->(b:Entity)
+		RETURN a.name AS source, r.name AS relation, b.name AS target, r.invalid_at IS NOT NULL OR r.expired_at IS NOT NULL AS ended`,
+		map[string]any{"g": group}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase("neo4j"))
+	if err != nil {
+		return err
+	}
+	s.factsFound += len(res.Records)
+	s.factsLabelled += len(conv.Facts)
+	hit := make([]bool, len(conv.Facts))
+	for _, r := range res.Records {
+		src, _ := r.Get("source")
+		tgt, _ := r.Get("target")
+		ended, _ := r.Get("ended")
+		a, b := labelOf(fmt.Sprint(src), conv.Entities), labelOf(fmt.Sprint(tgt), conv.Entities)
+		right := false
+		for i, want := range conv.Facts {
+			if a == "" || b == "" || !((want.Source == a && want.Target == b) || (want.Source == b && want.Target == a)) {
+				continue
+			}
+			right = true
+			if !hit[i] {
+				hit[i] = true
+				s.endsJudged++
+				if ended == want.Ends {
+					s.endsRight++
+				}
+			}
+		}
+		if right {
+			s.factsRight++
+		}
+	}
+	for _, h := range hit {
+		if h {
+			s.factsMatched++
+		}
+	}
+
+	for _, q := range conv.Questions {
+		s.questions++
+		var found struct {
+			Facts []struct {
+				Fact           string
+				Source, Target struct{ Name string }
+			} `json:"facts"`
+		}
+		if err := api.Search(ctx, map[string]any{"agent_id": agent, "query": q.Question, "limit": 5,
+			"include": []string{"facts"}}, &found); err != nil {
+			return err
+		}
+		for _, f := range found.Facts {
+			text := normalize(f.Fact + " " + f.Source.Name + " " + f.Target.Name)
+			if strings.Contains(text, normalize(q.Answer)) {
+				s.answered++
+				break
+			}
+		}
+	}
+	return nil
+}
+
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
+
+func normalize(s string) string {
+	return strings.TrimSpace(nonWord.ReplaceAllString(strings.ToLower(s), " "))
+}
+
+// labelOf is the labelled entity an extracted name refers to: the same name, or one
+// whose words contain all of the other's (a first name for the full name) when only
+// one label does.
+func labelOf(name string, labels []string) string {
+	n := normalize(name)
+	if n == "" {
+		return ""
+	}
+	var partial []string
+	for _, l := range labels {
+		ln := normalize(l)
+		if ln == n {
+			return l
+		}
+		if subset(strings.Fields(n), strings.Fields(ln)) || subset(strings.Fields(ln), strings.Fields(n)) {
+			partial = append(partial, l)
+		}
+	}
+	if len(partial) == 1 {
+		return partial[0]
+	}
+	return ""
+}
+
+func subset(a, b []string) bool {
+	for _, w := range a {
+		found := false
+		for _, v := range b {
+			found = found || v == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// junkWords are what no annotator would call an entity: greetings, pronouns, the
+// conversation's roles, discourse markers.
+var junkWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`hi hello hey thanks thank you cheers bye i i'm im me my mine we us our you your he she
+		they them it this that user assistant speaker system big news correction update oh ok okay yes no sorry lol btw
+		anyway actually well great good nice wow hmm so just also today yesterday tomorrow`) {
+		junkWords[w] = true
+	}
+}
+
+func isJunk(name string) bool {
+	words := strings.Fields(normalize(name))
+	if len(words) == 0 {
+		return true
+	}
+	for _, w := range words {
+		if !junkWords[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// serve starts memgate and returns its base URL once it is ready.
+func serve(binary string, env map[string]string) (string, func(), error) {
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	addr := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(pipe)
+		scanner.Buffer(make([]byte, 64<<10), 1<<20)
+		for scanner.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
+				addr <- line.Addr
+			} else if strings.Contains(scanner.Text(), `"level":"ERROR"`) {
+				log.Printf("memgate: %s", scanner.Text())
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		base := "http://" + a
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if resp, err := http.Get(base + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return base, stop, nil
+				}
+			}
+		}
+		stop()
+		return "", nil, fmt.Errorf("memgate at %s not ready within 2 minutes", base)
+	case <-time.After(2 * time.Minute):
+		stop()
+		return "", nil, fmt.Errorf("memgate did not listen within 2 minutes")
+	}
+}
+
+// waitDone polls a memory until its ingestion ends, and returns its status.
+func waitDone(ctx context.Context, api *client.Client, id string) (string, error) {
+	for deadline := time.Now().Add(time.Hour); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		m, err := api.Get(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		if m.Status == "done" || m.Status == "failed" {
+			return m.Status, nil
+		}
+	}
+	return "", fmt.Errorf("memory %s still not done after an hour", id)
+}
+
+// chatCalls reads the chat completions memgate has made from /metrics.
+func chatCalls(base string) (float64, error) {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "memgate_llm_calls_total") && strings.Contains(line, `kind="chat"`) {
+			var v float64
+			fields := strings.Fields(line)
+			if _, err := fmt.Sscan(fields[len(fields)-1], &v); err == nil {
+				total += v
+			}
+		}
+	}
+	return total, nil
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
+}
+
+// render is the markdown section of the results.
+func render(results []score, conversations int, command string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Extraction quality (make eval)\n\n")
+	fmt.Fprintf(&b, "Written by `make eval` (%s) over %d labelled conversations of `eval/corpus.json`,\n",
+		time.Now().UTC().Format("2006-01-02"), conversations)
+	fmt.Fprintf(&b, "each through a running memgate on a local Neo4j, scored against the labels. Command:\n\n```\n%s\n```\n\n", command)
+	b.WriteString("| extractor | entity precision | entity recall | fact precision | fact recall | ended right | junk entities | answer in top 5 | episodes failed | chat calls / episode | s / episode |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range results {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f |\n", s.name,
+			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
+			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
+			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
+			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)))
+	}
+	b.WriteString("\nAn extracted entity is right when its name is a labelled one, or shares its words with exactly\n")
+	b.WriteString("one (a first name for the full name); a fact is right when its two ends are a labelled fact's,\n")
+	b.WriteString("whatever the relation's name; ended right: of the labelled facts found, those marked ended (or\n")
+	b.WriteString("not) as the label says; junk: extracted entities made only of greetings, pronouns, roles and\n")
+	b.WriteString("discourse markers; answer in top 5: the question's labelled answer is in one of the five facts\n")
+	b.WriteString("search returns for it. Embeddings are the offline hashing embedder in both runs.\n")
+	for _, s := range results {
+		if len(s.junk) > 0 {
+			fmt.Fprintf(&b, "\nJunk entities of %s: %s.\n", s.name, strings.Join(s.junk, ", "))
+		}
+	}
+	return b.String()
+}
+
+const sectionStart, sectionEnd = "<!-- eval:start -->", "<!-- eval:end -->"
+
+// writeSection puts report between the eval markers of path, or at its end.
+func writeSection(path, report string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(old)
+	section := sectionStart + "\n" + report + sectionEnd + "\n"
+	if i, j := strings.Index(text, sectionStart), strings.Index(text, sectionEnd); i >= 0 && j > i {
+		text = text[:i] + section + strings.TrimPrefix(text[j+len(sectionEnd):], "\n")
+	} else {
+		text = strings.TrimRight(text, "\n") + "\n\n" + section
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
