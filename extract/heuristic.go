@@ -51,7 +51,7 @@ var (
 		{regexp.MustCompile(`(?i)^\s*(?:married|is married to|am married to)\s*$`), "MARRIED_TO", false, "Person", "Person"},
 	}
 	// kin are "my <noun> [is|,] Name": the speaker's relation to Name.
-	kin         = regexp.MustCompile(`(?i)\bmy\s+(?:new\s+|old\s+|former\s+)?(manager|boss|sister|brother|wife|husband|partner|friend|colleague|dog|cat)(?:'s name)?\s*(?:,|is|was|is called|is named|named|called)?\s*$`)
+	kin         = regexp.MustCompile(`(?i)\b(?:my|our)\s+(?:new\s+|old\s+|former\s+)?(manager|boss|sister|brother|wife|husband|partner|friend|colleague|dog|cat)(?:'s name)?\s*(?:,|is|was|is called|is named|named|called)?\s*$`)
 	kinRelation = map[string]struct{ relation, typ string }{
 		"manager": {"REPORTS_TO", "Person"}, "boss": {"REPORTS_TO", "Person"},
 		"sister": {"SIBLING_OF", "Person"}, "brother": {"SIBLING_OF", "Person"},
