@@ -1,0 +1,290 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProbe_NoLeaks is the red team's sweep, black-box over HTTP and MCP: nine
+// principals (trusted keys, an admin key, a confined key bound to app1-*, an end user
+// with a JWT), each with an agent whose private and public memories carry words of
+// their own, a team, a share. Every principal then asks every id route for every id
+// (memories, facts, entities, agents, the team), lists and searches every agent, over
+// REST and MCP, tries what it may not change, and a forged requester is tried through
+// each kind of credential. Expected: no planted word in any answer to a principal who
+// may not read its space; nothing invisible answers anything but 404; no 500; and the
+// 403s, per requester, are exactly the denial events of the audit log.
+func TestProbe_NoLeaks(t *testing.T) {
+	t.Parallel()
+	base, idpKey, suffix, root := bindingServer(t)
+	id := func(name string) string { return name + "-" + suffix }
+
+	// The principals, each through its credential.
+	type principal struct {
+		c     client
+		agent string
+	}
+	key := map[string]string{"trusted": matrixKeys["trusted"], "app1": "key-app1"}
+	names := []string{"alice", "bob", "carol", "dave", "mallory", "app1-frank", "app1-gina", "jwt-hank", "root"}
+	ps := map[string]*principal{}
+	for _, n := range names {
+		c := client{t: t, base: base, key: key["trusted"], requester: id(n)}
+		switch {
+		case n == "root":
+			c = root
+		case strings.HasPrefix(n, "app1-"):
+			c.key = key["app1"]
+		case strings.HasPrefix(n, "jwt-"):
+			c = client{t: t, base: base, key: idpKey.Token(t, id(n))} // no X-Requester-Id
+		}
+		ps[n] = &principal{c: c, agent: id(n + "-ag")}
+	}
+	team := id("probe-team")
+	root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
+	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("carol"), map[string]any{"role": "writer"}, nil)
+	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("dave"), map[string]any{"role": "reader"}, nil)
+
+	// The world: per agent a private and a public memory, each with a word found
+	// nowhere else (capitalised, so extraction makes entities and facts of it); carol's
+	// team memory; alice's private space shared with bob.
+	type seed struct {
+		word, space, memory string
+		agent, owner        string          // the agent whose memory it is, the principal who may change it
+		readers             map[string]bool // principals who may read it; nil: everyone
+	}
+	var seeds []*seed
+	var scopes []string
+	n := 0
+	word := func() string { n++; return fmt.Sprintf("Zq%s%02d", suffix, n) }
+	for _, name := range names {
+		p := ps[name]
+		p.c.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": p.agent}, nil)
+		scopes = append(scopes, "agent-"+p.agent+"-")
+		for _, visibility := range []string{"private", "public"} {
+			s := &seed{word: word(), space: visibility, agent: p.agent, owner: name}
+			if visibility == "private" {
+				s.readers = map[string]bool{name: true}
+			}
+			var a added
+			p.c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": p.agent, "visibility": visibility,
+				"messages": s.word + " works at " + word() + "."}, &a)
+			s.memory = a.ID
+			seeds = append(seeds, s)
+		}
+	}
+	teamSeed := &seed{word: word(), space: "team", agent: ps["carol"].agent, owner: "carol",
+		readers: map[string]bool{"carol": true, "dave": true}}
+	var a added
+	ps["carol"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps["carol"].agent,
+		"visibility": "team", "team": team, "messages": teamSeed.word + " lives in " + word() + "."}, &a)
+	teamSeed.memory = a.ID
+	seeds = append(seeds, teamSeed)
+	ps["alice"].c.must(http.StatusNoContent, "PUT", "/v1/agents/"+ps["alice"].agent+"/shares/"+id("bob"), nil, nil)
+	seeds[0].readers["bob"] = true // alice's private seed
+	ingest(t, append(scopes, "team-"+team)...)
+
+	// Every memory done, then the ids of the facts and entities each space holds, read
+	// by a reader of it.
+	facts, entities := map[string]*seed{}, map[string]*seed{}
+	for _, s := range seeds {
+		reader := ps["carol"].c
+		for r := range s.readers {
+			reader = ps[r].c
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			var m struct{ Status, GroupID string }
+			reader.must(http.StatusOK, "GET", "/v1/memories/"+s.memory, nil, &m)
+			if m.Status == "done" {
+				break
+			}
+			if m.Status == "failed" || time.Now().After(deadline) {
+				t.Fatalf("seed %s: %s", s.word, m.Status)
+			}
+		}
+		var found struct {
+			Facts []struct {
+				ID             string
+				Fact           string
+				Source, Target struct{ ID, Name string }
+			}
+		}
+		body := map[string]any{"agent_id": s.agent, "query": s.word, "include": []string{"facts"}}
+		if s.space == "team" {
+			body["scopes"] = []string{"team:" + team}
+		}
+		reader.must(http.StatusOK, "POST", "/v1/memories/search", body, &found)
+		for _, f := range found.Facts {
+			if strings.Contains(f.Fact, s.word) {
+				facts[f.ID], entities[f.Source.ID], entities[f.Target.ID] = s, s, s
+			}
+		}
+	}
+	if len(facts) < len(seeds)-2 {
+		t.Fatalf("%d facts found for %d seeds: extraction did not give the sweep its ids", len(facts), len(seeds))
+	}
+	mayRead := func(p string, s *seed) bool { return s.readers == nil || s.readers[p] }
+
+	// The sweep. Each answer is scanned for the words its reader may not see.
+	forbidden := map[string]int{} // 403s per requester named
+	requests, notFound := 0, 0
+	check := func(who, what string, status int, body []byte, visible bool, want403 bool) {
+		t.Helper()
+		requests++
+		for _, s := range seeds {
+			if !mayRead(who, s) && strings.Contains(string(body), s.word) {
+				t.Errorf("LEAK: %s read %s's word %s through %s: %s", who, s.space, s.word, what, body)
+			}
+		}
+		switch {
+		case status >= 500:
+			t.Errorf("%s %s: %d %s", who, what, status, body)
+		case status == http.StatusForbidden:
+			forbidden[who]++
+			if visible && !want403 || !visible {
+				t.Errorf("%s %s: 403 where %s was expected", who, what, map[bool]string{true: "success", false: "404"}[visible])
+			}
+		case status == http.StatusNotFound:
+			notFound++
+			if visible {
+				t.Errorf("%s %s: 404 for what it may read", who, what)
+			}
+		case !visible:
+			t.Errorf("%s %s: %d for what it may not see: %s", who, what, status, body)
+		case want403:
+			t.Errorf("%s %s: %d, want 403", who, what, status)
+		}
+	}
+	for _, who := range names {
+		c := ps[who].c
+		for _, s := range seeds {
+			visible := mayRead(who, s)
+			status, body := c.do("GET", "/v1/memories/"+s.memory, nil)
+			check(who, "GET memory "+s.word, status, body, visible, false)
+			if s.owner != who { // what it may not change: 403 if it sees it, else 404
+				status, body = c.do("DELETE", "/v1/memories/"+s.memory, nil)
+				check(who, "DELETE memory "+s.word, status, body, visible, true)
+				status, body = c.do("POST", "/v1/memories/"+s.memory+"/retry", nil)
+				check(who, "retry memory "+s.word, status, body, visible, true)
+				if s.space != "public" { // a public memory anyone may promote where it writes
+					status, body = c.do("POST", "/v1/memories/"+s.memory+"/promote", map[string]any{"target": "team:" + team})
+					check(who, "promote memory "+s.word, status, body, visible, true)
+				}
+			}
+		}
+		for f, s := range facts {
+			status, body := c.do("GET", "/v1/facts/"+f, nil)
+			check(who, "GET fact of "+s.word, status, body, mayRead(who, s), false)
+		}
+		for e, s := range entities {
+			status, body := c.do("GET", "/v1/entities/"+e, nil)
+			check(who, "GET entity of "+s.word, status, body, mayRead(who, s), false)
+		}
+		for _, other := range names {
+			agent := ps[other].agent
+			for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent} {
+				status, body := c.do("GET", path, nil)
+				check(who, "GET "+path, status, body, true, false)
+			}
+			var words []string
+			for _, s := range seeds {
+				words = append(words, s.word)
+			}
+			status, body := c.do("POST", "/v1/memories/search", map[string]any{"agent_id": agent,
+				"query": strings.Join(words, " "), "scopes": []string{"team:" + team, "global"}})
+			check(who, "search "+agent, status, body, true, false)
+			if other != who {
+				if who != "root" { // an admin host may transfer: the world would change
+					status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": id(who)})
+					check(who, "transfer "+agent, status, body, true, true)
+				}
+				status, body = c.do("PUT", "/v1/agents/"+agent+"/shares/"+id("mallory"), nil)
+				check(who, "share "+agent, status, body, true, true)
+			}
+		}
+		status, body := c.do("GET", "/v1/teams/"+team, nil)
+		check(who, "GET team", status, body, who == "carol" || who == "dave" || who == "root", false)
+
+		// MCP: the same reads, and the refused delete.
+		session := mcpSession(t, base, c.key, c.requester)
+		for _, s := range seeds {
+			var out json.RawMessage
+			ok := callTool(t, session, "get_memory", map[string]any{"id": s.memory}, &out)
+			check(who, "MCP get_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
+			ok = callTool(t, session, "get_status", map[string]any{"id": s.memory}, &out)
+			check(who, "MCP get_status "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
+			if s.owner != who {
+				ok = callTool(t, session, "delete_memory", map[string]any{"id": s.memory}, &out)
+				check(who, "MCP delete_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+			}
+		}
+		for _, other := range names {
+			var out json.RawMessage
+			ok := callTool(t, session, "list_memories", map[string]any{"agent_id": ps[other].agent}, &out)
+			check(who, "MCP list_memories "+other, toolStatus(ok, out), out, true, false)
+			ok = callTool(t, session, "search_memory", map[string]any{"agent_id": ps[other].agent, "query": "works at lives in",
+				"scopes": []string{"team:" + team}}, &out)
+			check(who, "MCP search_memory "+other, toolStatus(ok, out), out, true, false)
+		}
+	}
+
+	// Forged requesters: the bound key naming alice, the unbound key naming anyone,
+	// the JWT naming bob. Every request refused before it reads anything.
+	forged := []client{
+		{t: t, base: base, key: key["app1"], requester: id("alice")},
+		{t: t, base: base, key: "key-unbound", requester: id("app1-frank")},
+		{t: t, base: base, key: idpKey.Token(t, id("jwt-hank")), requester: id("bob")},
+	}
+	named := map[string]string{id("alice"): "alice", id("app1-frank"): "app1-frank", id("bob"): "bob"}
+	for _, c := range forged {
+		who := named[c.requester]
+		for _, s := range seeds {
+			status, body := c.do("GET", "/v1/memories/"+s.memory, nil)
+			check(who, "forged GET memory", status, body, true, true)
+		}
+		status, body := c.do("DELETE", "/v1/agents/"+ps[who].agent, nil)
+		check(who, "forged DELETE agent", status, body, true, true)
+	}
+
+	// Every 403 is one denial event, per requester.
+	total403, totalEvents := 0, 0
+	for _, who := range names {
+		events := 0
+		for _, kind := range []string{"namespace_denied", "requester_denied"} {
+			for cursor := ""; ; {
+				var page struct {
+					Events     []json.RawMessage `json:"events"`
+					NextCursor string            `json:"next_cursor"`
+				}
+				q := url.Values{"kind": {kind}, "actor": {id(who)}, "limit": {"100"}, "cursor": {cursor}}
+				root.must(http.StatusOK, "GET", "/v1/audit?"+q.Encode(), nil, &page)
+				events += len(page.Events)
+				if cursor = page.NextCursor; cursor == "" {
+					break
+				}
+			}
+		}
+		if events != forbidden[who] {
+			t.Errorf("%s: %d requests refused with 403, %d denial events", who, forbidden[who], events)
+		}
+		total403, totalEvents = total403+forbidden[who], totalEvents+events
+	}
+	t.Logf("probe: %d principals, %d seeds, %d facts, %d entities; %d requests: %d answered 403 (%d denial events), %d answered 404",
+		len(names), len(seeds), len(facts), len(entities), requests, total403, totalEvents, notFound)
+}
+
+// toolStatus is the HTTP status REST gives for what an MCP tool answered: 200, or the
+// status of the error code in the tool error.
+func toolStatus(ok bool, out json.RawMessage) int {
+	if ok {
+		return http.StatusOK
+	}
+	var e toolError
+	_ = json.Unmarshal(out, &e)
+	return map[string]int{"forbidden": http.StatusForbidden, "not_found": http.StatusNotFound,
+		"invalid": http.StatusBadRequest, "conflict": http.StatusConflict}[e.Error.Code]
+}
