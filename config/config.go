@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -111,7 +112,15 @@ type LLM struct {
 	Timeout        time.Duration `yaml:"timeout"`
 	MaxConcurrency int           `yaml:"max_concurrency"`
 	MaxRetries     int           `yaml:"max_retries"`
+	// StructuredOutput is how a chat call asks for JSON: json_schema, json_object (with
+	// a schema, llama-cpp-python's form), tools, prompt, or auto (json_schema, and the
+	// next mode once a server refuses one).
+	StructuredOutput string `yaml:"structured_output"`
+	MaxTokens        int    `yaml:"max_tokens"` // per chat call: a model repeating itself stops there
 }
+
+// StructuredOutputs are the values of llm.structured_output.
+var StructuredOutputs = []string{"auto", "json_schema", "json_object", "tools", "prompt"}
 
 type Embedder struct {
 	Provider   string        `yaml:"provider"`
@@ -193,6 +202,8 @@ var defaults = map[string]any{
 	"llm.timeout":                "60s",
 	"llm.max_concurrency":        4,
 	"llm.max_retries":            4,
+	"llm.structured_output":      "auto",
+	"llm.max_tokens":             2048,
 	"embedder.provider":          "",
 	"embedder.base_url":          "",
 	"embedder.api_key":           "",
@@ -453,6 +464,10 @@ func (c *Config) Validate() error {
 		"memory.page_size_default": c.Memory.PageSizeDefault,
 		"memory.page_size_max":     c.Memory.PageSizeMax,
 		"ingest.max_attempts":      c.Ingest.MaxAttempts,
+		"llm.max_tokens":           c.LLM.MaxTokens,
+	}
+	if !slices.Contains(StructuredOutputs, c.LLM.StructuredOutput) {
+		add("llm.structured_output", "unknown mode %q; use one of %s", c.LLM.StructuredOutput, strings.Join(StructuredOutputs, ", "))
 	}
 	for key, n := range positive {
 		if n < 1 {

@@ -204,6 +204,8 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"JWTNoIssuer", "auth:\n  jwt:\n    audience: memgate\n    jwks_file: /x\n", nil, "auth.jwt.issuer"},
 		{"JWTPrefix", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    requester_prefix: SSO/\n", nil, "auth.jwt.requester_prefix"},
 		{"JWTRefresh", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    refresh: 0s\n", nil, "auth.jwt.refresh"},
+		{"StructuredOutput", "", map[string]string{"MEMGATE_LLM_STRUCTURED_OUTPUT": "xml"}, "llm.structured_output"},
+		{"MaxTokens", "llm:\n  max_tokens: 0\n", nil, "llm.max_tokens"},
 		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
 	}
 	for _, tc := range cases {

@@ -1,16 +1,20 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -29,9 +33,25 @@ type OpenAIOptions struct {
 	MaxRetries     int           // after the first try, on 429, 5xx, timeouts and unparseable output
 	RetryBase      time.Duration // first retry delay, doubled per retry, with jitter
 	Dimensions     int           // embeddings
-	Metrics        *Metrics
-	Log            *slog.Logger
+	// StructuredOutput is how a chat call asks for JSON: one of OutputModes, or
+	// OutputAuto (also when empty).
+	StructuredOutput string
+	MaxTokens        int // per chat call; 0: 2048
+	Metrics          *Metrics
+	Log              *slog.Logger
 }
+
+// Structured-output modes (llm.structured_output): how a chat call asks for JSON.
+const (
+	OutputAuto       = "auto"        // json_schema, moving down OutputModes once when the server refuses a mode
+	OutputJSONSchema = "json_schema" // response_format json_schema, strict (OpenAI, vLLM, Ollama, llama.cpp's server)
+	OutputJSONObject = "json_object" // response_format json_object with the schema in it (llama-cpp-python)
+	OutputTools      = "tools"       // one function whose parameters are the schema, its call forced
+	OutputPrompt     = "prompt"      // no format asked for: the JSON asked for in words, read leniently
+)
+
+// OutputModes are the structured-output modes in the order auto tries them.
+var OutputModes = []string{OutputJSONSchema, OutputJSONObject, OutputTools, OutputPrompt}
 
 // OpenAI is the LLM extractor and embedder through go-openai.
 type OpenAI struct {
@@ -40,6 +60,10 @@ type OpenAI struct {
 	slots  chan struct{}
 	types  []EntityType
 	schema json.RawMessage
+
+	mu   sync.Mutex
+	mode string // the structured-output mode in use
+	auto bool   // mode may still move down OutputModes
 }
 
 // NewOpenAI builds the client; types are the entity types the extractor may assign.
@@ -48,12 +72,47 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 	if opts.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	}
-	cfg.HTTPClient = &http.Client{Timeout: opts.Timeout}
+	cfg.HTTPClient = schemaBeside{&http.Client{Timeout: opts.Timeout}}
 	if opts.RetryBase == 0 {
 		opts.RetryBase = 500 * time.Millisecond
 	}
-	return &OpenAI{opts: opts, client: openai.NewClientWithConfig(cfg), slots: make(chan struct{}, max(opts.MaxConcurrency, 1)),
-		types: types, schema: extractionSchema(types)}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = 2048
+	}
+	o := &OpenAI{opts: opts, client: openai.NewClientWithConfig(cfg), slots: make(chan struct{}, max(opts.MaxConcurrency, 1)),
+		types: types, schema: extractionSchema(types), mode: opts.StructuredOutput}
+	if o.mode == "" || o.mode == OutputAuto {
+		o.mode, o.auto = OutputJSONSchema, true
+	}
+	return o
+}
+
+// schemaBeside sends a json_object request with its schema where llama-cpp-python
+// reads it, response_format.schema: go-openai writes a schema only under json_schema.
+type schemaBeside struct{ next *http.Client }
+
+func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		return t.next.Do(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	var req map[string]any
+	if json.Unmarshal(body, &req) == nil {
+		if f, ok := req["response_format"].(map[string]any); ok && f["type"] == string(openai.ChatCompletionResponseFormatTypeJSONObject) {
+			if named, ok := f["json_schema"].(map[string]any); ok {
+				f["schema"] = named["schema"]
+				delete(f, "json_schema")
+				if moved, err := json.Marshal(req); err == nil {
+					body = moved
+				}
+			}
+		}
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return t.next.Do(r)
 }
 
 // extractionSchema is the JSON schema of the structured output: strict, so every field
@@ -91,10 +150,28 @@ func extractionSchema(types []EntityType) json.RawMessage {
 	return b
 }
 
-const extractionInstructions = `You read one episode of an AI agent's memory and list what it says about the world.
-Entities: the people, organisations, places, events, products and ideas it names, each once, with its type and a one-sentence summary of what the episode says about it.
-Facts: relations between two of those entities, each with a relation in SCREAMING_SNAKE_CASE, a short sentence stating it, and when it started (valid_at) and stopped (invalid_at) holding in the world, as ISO 8601, or null when the episode does not say. Resolve relative dates against the reference time.
-A fact that the episode says has ended gets invalid_at. Use only the earlier episodes to understand this one; do not repeat their facts unless this episode restates them. Answer with JSON only.`
+const extractionInstructions = `You read one episode of an AI agent's memory (the text inside <current_episode>) and list what it says about the world, as one JSON object with two lists.
+
+"entities": every person, organisation, place, event, product, pet or idea the episode names, each once:
+  "name": its name as written, the fullest form used (a person's full name, not "he" or "I"),
+  "type": one of the entity types listed, or "Other",
+  "summary": one sentence of what the episode says about it.
+The speaker of a message is an entity too: in "Dana Reyes (user): I moved to Porto" the speaker is Dana Reyes and "I" means Dana Reyes. When the speaker gives no name, use the name of the role ("User").
+Never list greetings, pronouns, dates, roles of the chat or words like "news" or "correction" as entities.
+
+"facts": relations between two entities of your list:
+  "source" and "target": the exact names from your entities list,
+  "relation": the relation in SCREAMING_SNAKE_CASE (WORKS_AT, LIVES_IN, REPORTS_TO, SIBLING_OF, HAS_PET, LIKES, ...),
+  "fact": a short sentence stating it,
+  "valid_at": when it started holding, ISO 8601 ("2025-06-01"), or null,
+  "invalid_at": when it stopped holding, or null.
+Resolve relative dates ("last month", "since 2022", "as of June 2025") against the reference time. A fact the episode says has ended (left a job, moved away, a correction of something said earlier) gets invalid_at.
+
+Example. Reference time 2025-07-10. Episode: "Dana Reyes (user): Big news: as of June I work at Globex. I left Initech."
+{"entities": [{"name": "Dana Reyes", "type": "Person", "summary": "The user; works at Globex."}, {"name": "Globex", "type": "Organization", "summary": "Dana's employer since June 2025."}, {"name": "Initech", "type": "Organization", "summary": "Dana's former employer."}],
+ "facts": [{"source": "Dana Reyes", "target": "Globex", "relation": "WORKS_AT", "fact": "Dana Reyes works at Globex.", "valid_at": "2025-06-01", "invalid_at": null}, {"source": "Dana Reyes", "target": "Initech", "relation": "WORKS_AT", "fact": "Dana Reyes worked at Initech.", "valid_at": null, "invalid_at": "2025-07-10"}]}
+
+Use the earlier episodes only to understand this one (who "I" or "she" is); do not repeat their facts unless this episode restates them. Answer with the JSON object only.`
 
 // Extract makes one structured-output call for the episode.
 func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) (*graph.Extracted, error) {
@@ -116,33 +193,183 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 	return out, err
 }
 
-// structured makes one chat completion with a strict JSON-schema output and hands
-// its content to parse, retrying (see retry) until parse accepts it.
+// structured makes one chat completion asking for JSON of schema, in the current
+// structured-output mode, and hands the answer to parse, retrying (see retry) until
+// parse accepts it. A retry after an answer that could not be read is never the same
+// request: it shows the model its answer and what was wrong with it. In auto mode, a
+// server that refuses the mode moves every later call to the next one (fallBack).
 func (o *OpenAI) structured(ctx context.Context, system, user, name string, schema json.RawMessage, parse func(string) error) error {
+	for {
+		mode := o.outputMode()
+		first := o.chatRequest(mode, system, user, name, schema)
+		req := first
+		err := o.retry(ctx, "chat", func(ctx context.Context) error {
+			resp, err := o.client.CreateChatCompletion(ctx, req)
+			if err != nil {
+				if refusesMode(err, mode) {
+					return errUnsupported{mode, err}
+				}
+				return err
+			}
+			o.opts.Metrics.ChatPromptTokens.Add(int64(resp.Usage.PromptTokens))
+			o.opts.Metrics.ChatOutputTokens.Add(int64(resp.Usage.CompletionTokens))
+			answer, err := answerOf(resp, mode)
+			if err == nil {
+				err = parse(answer)
+			}
+			var bad errMalformed
+			if errors.As(err, &bad) {
+				req = repair(first, answer, bad)
+			}
+			return err
+		})
+		var refused errUnsupported
+		if errors.As(err, &refused) && o.fallBack(mode, refused.err) {
+			continue
+		}
+		return err
+	}
+}
+
+func (o *OpenAI) outputMode() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mode
+}
+
+// fallBack moves auto mode from a mode the server refused to the next one, for every
+// later call of the process; of workers refused at once, the first moves it and logs.
+// It reports whether the call should be made again.
+func (o *OpenAI) fallBack(refused string, err error) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.auto {
+		return false
+	}
+	if o.mode != refused {
+		return true // another call moved on already
+	}
+	i := slices.Index(OutputModes, refused)
+	if i+1 >= len(OutputModes) {
+		return false
+	}
+	o.mode = OutputModes[i+1]
+	o.opts.Log.Warn("the model server refuses structured output "+refused+"; using "+o.mode+" from now on",
+		"structured_output", o.mode, "error", err.Error())
+	return true
+}
+
+// chatRequest asks for JSON of schema in mode. Outside json_schema the schema is also
+// written into the instructions: a server that constrains decoding to it does not
+// show it to the model, and one that does not constrain relies on it.
+func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMessage) openai.ChatCompletionRequest {
+	if mode != OutputJSONSchema {
+		system += "\n\nThe JSON object must follow this JSON schema:\n" + string(schema)
+	}
 	req := openai.ChatCompletionRequest{
 		Model:       o.opts.Model,
 		Temperature: 0,
+		MaxTokens:   o.opts.MaxTokens,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: system},
 			{Role: openai.ChatMessageRoleUser, Content: user},
 		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{
-			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema, Strict: true},
-		},
 	}
-	return o.retry(ctx, "chat", func(ctx context.Context) error {
-		resp, err := o.client.CreateChatCompletion(ctx, req)
-		if err != nil {
-			return err
+	switch mode {
+	case OutputJSONSchema:
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema, Strict: true}}
+	case OutputJSONObject: // schemaBeside moves the schema to where llama-cpp-python reads it
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema}}
+	case OutputTools:
+		req.Tools = []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: name, Description: "Give the answer.", Parameters: schema}}}
+		req.ToolChoice = openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: name}}
+	}
+	return req
+}
+
+// answerOf is the JSON text of a completion: the forced tool call's arguments, or the
+// content from its first { to its last } (a server asked in words may wrap it in prose
+// or a code fence). An answer cut off at max_tokens is malformed, never read in part.
+func answerOf(resp openai.ChatCompletionResponse, mode string) (string, error) {
+	if len(resp.Choices) == 0 {
+		return "", errMalformed{"no choices"}
+	}
+	c := resp.Choices[0]
+	text := c.Message.Content
+	if mode == OutputTools && len(c.Message.ToolCalls) > 0 {
+		text = c.Message.ToolCalls[0].Function.Arguments
+	}
+	if c.FinishReason == openai.FinishReasonLength {
+		return text, errMalformed{"cut off at llm.max_tokens before it ended"}
+	}
+	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
+		text = text[i : j+1]
+	}
+	return text, nil
+}
+
+// repair is the request after an answer that could not be read: the first request,
+// the answer (shortened) and what was wrong with it, at a higher temperature, so the
+// retry cannot repeat the same output.
+func repair(first openai.ChatCompletionRequest, answer string, bad errMalformed) openai.ChatCompletionRequest {
+	if r := []rune(answer); len(r) > 1500 {
+		answer = string(r[:1500]) + " ..."
+	}
+	req := first
+	req.Messages = append(slices.Clone(first.Messages),
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "That answer could not be read (" + bad.why +
+			"). Answer again with only the JSON object, complete and short, following the instructions."})
+	req.Temperature = 0.4
+	return req
+}
+
+// errUnsupported is a server refusing the structured-output mode of the request.
+type errUnsupported struct {
+	mode string
+	err  error
+}
+
+func (e errUnsupported) Error() string {
+	return "structured output " + e.mode + " refused: " + e.err.Error()
+}
+func (e errUnsupported) Unwrap() error { return e.err }
+
+// refusesMode reports whether err is a server refusing mode itself rather than
+// failing: a 400, 404, 415, 422, 500 or 501 whose message names what was asked for
+// (llama-cpp-python answers json_schema with a 500 validation error naming
+// response_format).
+func refusesMode(err error, mode string) bool {
+	var api *openai.APIError
+	var req *openai.RequestError
+	status, text := 0, strings.ToLower(err.Error())
+	switch {
+	case errors.As(err, &api):
+		status = api.HTTPStatusCode
+	case errors.As(err, &req):
+		status = req.HTTPStatusCode
+	default:
+		return false
+	}
+	switch status {
+	case 400, 404, 415, 422, 500, 501:
+	default:
+		return false
+	}
+	words := map[string][]string{
+		OutputJSONSchema: {"response_format", "json_schema"},
+		OutputJSONObject: {"response_format", "json_object"},
+		OutputTools:      {"tool", "function"},
+	}[mode]
+	for _, w := range words {
+		if strings.Contains(text, w) {
+			return true
 		}
-		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
-		o.opts.Metrics.OutputTokens.Add(int64(resp.Usage.CompletionTokens))
-		if len(resp.Choices) == 0 {
-			return errMalformed{"no choices"}
-		}
-		return parse(resp.Choices[0].Message.Content)
-	})
+	}
+	return false
 }
 
 // errMalformed is output that does not parse: retried like a server error.
@@ -200,7 +427,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		if err != nil {
 			return err
 		}
-		o.opts.Metrics.PromptTokens.Add(int64(resp.Usage.PromptTokens))
+		o.opts.Metrics.EmbeddingTokens.Add(int64(resp.Usage.PromptTokens))
 		if len(resp.Data) != len(texts) {
 			return errMalformed{fmt.Sprintf("%d embeddings for %d texts", len(resp.Data), len(texts))}
 		}
@@ -233,7 +460,11 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		o.opts.Metrics.LLMCalls.Add(1)
+		if what == "chat" {
+			o.opts.Metrics.ChatCalls.Add(1)
+		} else {
+			o.opts.Metrics.EmbeddingCalls.Add(1)
+		}
 		err = call(ctx)
 		<-o.slots
 		if err == nil {
@@ -269,9 +500,12 @@ func classifyLLMError(err error) (string, bool) {
 	var api *openai.APIError
 	var req *openai.RequestError
 	var malformed errMalformed
+	var unsupported errUnsupported
 	var netErr net.Error
 	status := 0
 	switch {
+	case errors.As(err, &unsupported):
+		return "unsupported_format", false
 	case errors.As(err, &malformed):
 		return "malformed", true
 	case errors.As(err, &api):

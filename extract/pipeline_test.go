@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -687,4 +689,122 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 			t.Fatalf("round %d: %d nodes and relationships of erased agent %s are left in Neo4j", round, n, id)
 		}
 	}
+}
+
+// TestStructuredOutput_Modes: against a server that serves only one structured-output
+// mode, that mode configured gets every episode done; every chat call asks for at
+// most max_tokens, and json_object carries its schema as llama-cpp-python reads it.
+func TestStructuredOutput_Modes(t *testing.T) {
+	t.Parallel()
+	for _, mode := range extract.OutputModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			p := newPipe(t)
+			p.llm.Accepts(mode)
+			p.llm.Answer("Alice works at Acme", aliceAcme)
+			p.opts.StructuredOutput, p.opts.MaxTokens = mode, 900
+			group := p.space("a")
+			ep := p.add(group, "Alice works at Acme as an engineer.")
+			p.start(p.runner(1, 1))
+			if e := p.wait([]*graph.Episode{ep}, 30*time.Second)[0]; e.Status != graph.StatusDone {
+				t.Fatalf("%s: %s", e.Status, e.LastError)
+			}
+			if ents, facts := p.graphOf(group, "Alice", "Acme"); len(ents) != 2 || len(facts) != 1 {
+				t.Fatalf("entities %v, %d facts; want Alice, Acme and WORKS_AT", keys(ents), len(facts))
+			}
+			for _, r := range p.llm.Requests() {
+				if r.Mode != mode || r.MaxTokens != 900 || (mode != extract.OutputPrompt && !r.Schema) {
+					t.Errorf("request %+v, want mode %s with a schema and max_tokens 900", r, mode)
+				}
+			}
+		})
+	}
+}
+
+// TestStructuredOutput_AutoFallsBack: auto starts with json_schema; a server that
+// refuses it (llama-cpp-python's 500, a tools-only server's 400) moves the process to
+// the next mode once, with one warning per step, and every episode is done.
+func TestStructuredOutput_AutoFallsBack(t *testing.T) {
+	t.Parallel()
+	for serves, steps := range map[string]int{extract.OutputJSONObject: 1, extract.OutputTools: 2} {
+		t.Run(serves, func(t *testing.T) {
+			t.Parallel()
+			p := newPipe(t)
+			p.llm.Accepts(serves)
+			var log syncBuffer
+			p.opts.Log = slog.New(slog.NewTextHandler(&log, nil))
+			var eps []*graph.Episode
+			for i, name := range []string{"Ada", "Bruno", "Chen", "Dora", "Emeka", "Farah"} {
+				eps = append(eps, p.add(p.space(fmt.Sprint(i)), p.llm.Knows(name, "Acme")))
+			}
+			p.start(p.runner(3, 1))
+			for _, e := range p.wait(eps, 30*time.Second) {
+				if e.Status != graph.StatusDone {
+					t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
+				}
+			}
+			if n := strings.Count(log.String(), "refuses structured output"); n != steps {
+				t.Errorf("%d fallback warnings, want %d:\n%s", n, steps, log.String())
+			}
+			reqs := p.llm.Requests()
+			refused := 0
+			for _, r := range reqs {
+				if r.Mode != serves {
+					refused++
+				}
+			}
+			if refused > 3*steps { // at most one refused call per worker and step
+				t.Errorf("%d of %d calls asked for a refused mode", refused, len(reqs))
+			}
+			if last := reqs[len(reqs)-1]; last.Mode != serves {
+				t.Errorf("the last call asked for %s, want %s", last.Mode, serves)
+			}
+		})
+	}
+}
+
+// TestStructuredOutput_Repair: an answer cut off at max_tokens is not read, and the
+// retry is not the same request: it shows the model its answer and what was wrong,
+// at a higher temperature. Chat and embedding calls are counted apart.
+func TestStructuredOutput_Repair(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Answer("Alice works at Acme", aliceAcme)
+	p.llm.Runaway(1)
+	group := p.space("a")
+	ep := p.add(group, "Alice works at Acme as an engineer.")
+	p.start(p.runner(1, 1))
+	if e := p.wait([]*graph.Episode{ep}, 30*time.Second)[0]; e.Status != graph.StatusDone {
+		t.Fatalf("%s: %s", e.Status, e.LastError)
+	}
+	reqs := p.llm.Requests()
+	if len(reqs) != 2 || reqs[0].Messages != 2 || reqs[1].Messages != 4 || reqs[1].Temperature <= reqs[0].Temperature {
+		t.Fatalf("requests %+v, want the first and a repair with the answer, the error and a higher temperature", reqs)
+	}
+	if ents, facts := p.graphOf(group, "Alice", "Acme"); len(ents) != 2 || len(facts) != 1 {
+		t.Fatalf("entities %v, %d facts; want the repaired answer's", keys(ents), len(facts))
+	}
+	if chat, emb := p.metric.ChatCalls.Load(), p.metric.EmbeddingCalls.Load(); chat != p.llm.ChatCalls.Load() ||
+		emb != p.llm.EmbeddingCalls.Load() || emb == 0 {
+		t.Errorf("metrics: %d chat and %d embedding calls; the server saw %d and %d", chat, emb,
+			p.llm.ChatCalls.Load(), p.llm.EmbeddingCalls.Load())
+	}
+}
+
+// syncBuffer is a log a test reads while workers write to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -20,14 +20,16 @@ import (
 
 // Metrics are the pipeline's counters, read by /metrics.
 type Metrics struct {
-	Processed      atomic.Int64 // episodes done
-	Failed         atomic.Int64 // episodes failed for good
-	Retried        atomic.Int64 // attempts that will be retried
-	ProcessingNano atomic.Int64 // total time of successful attempts
-	LLMCalls       atomic.Int64
-	LLMErrors      sync.Map // kind -> *atomic.Int64
-	PromptTokens   atomic.Int64
-	OutputTokens   atomic.Int64
+	Processed        atomic.Int64 // episodes done
+	Failed           atomic.Int64 // episodes failed for good
+	Retried          atomic.Int64 // attempts that will be retried
+	ProcessingNano   atomic.Int64 // total time of successful attempts
+	ChatCalls        atomic.Int64
+	EmbeddingCalls   atomic.Int64
+	LLMErrors        sync.Map // kind -> *atomic.Int64
+	ChatPromptTokens atomic.Int64
+	ChatOutputTokens atomic.Int64
+	EmbeddingTokens  atomic.Int64
 }
 
 // LLMError counts one failed LLM call of kind (rate_limited, server, timeout,
@@ -273,14 +275,15 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 // a stable kind and a short message. The provider's or the database's own text goes
 // to the service log only, under the memory's id.
 var reasons = map[string]string{
-	"llm_malformed":     "the language model's answer could not be read",
-	"llm_timeout":       "the language model did not answer in time",
-	"llm_network":       "the language model could not be reached",
-	"llm_rate_limited":  "the language model's provider refused: too many requests",
-	"llm_server":        "the language model's provider failed",
-	"llm_refused":       "the language model's provider refused the request",
-	"store_unavailable": "the graph database could not be reached",
-	"internal":          "extraction failed; the service log has the detail under this memory's id",
+	"llm_malformed":          "the language model's answer could not be read",
+	"llm_timeout":            "the language model did not answer in time",
+	"llm_network":            "the language model could not be reached",
+	"llm_rate_limited":       "the language model's provider refused: too many requests",
+	"llm_server":             "the language model's provider failed",
+	"llm_refused":            "the language model's provider refused the request",
+	"llm_unsupported_format": "the model server refuses llm.structured_output; set another mode, or auto",
+	"store_unavailable":      "the graph database could not be reached",
+	"internal":               "extraction failed; the service log has the detail under this memory's id",
 }
 
 // Reason is what last_error says of err.

@@ -200,6 +200,7 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 		llm := extract.NewOpenAI(extract.OpenAIOptions{
 			BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
+			StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens,
 		}, types)
 		extractor, deduper, judge = llm, llm, llm
 	}

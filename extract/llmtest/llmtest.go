@@ -38,6 +38,9 @@ type Server struct {
 	faults   []Fault
 	delay    time.Duration
 	hang     time.Duration
+	accepts  string // the one structured-output mode served; "" every mode
+	runaway  int    // answers still to cut off at max_tokens
+	requests []Request
 
 	ChatCalls      atomic.Int64
 	EmbeddingCalls atomic.Int64
@@ -91,6 +94,40 @@ func (s *Server) AnswerRaw(key, content string) {
 	s.fixtures = append(s.fixtures, fixture{key: key, answer: content})
 }
 
+// Request is what one chat call asked for.
+type Request struct {
+	Mode        string // json_schema, json_object, tools or prompt (no format asked for)
+	Schema      bool   // the structured output carried a schema
+	MaxTokens   int
+	Temperature float64
+	Messages    int
+}
+
+// Requests returns the chat calls so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Accepts makes the server serve one structured-output mode, as a real one does:
+// json_schema (OpenAI, vLLM, Ollama), json_object with a schema (llama-cpp-python),
+// tools (function calling only). A request for another format is refused as such a
+// server refuses it; one that asks for no format (prompt) is always answered, with
+// the JSON in a fenced block among words.
+func (s *Server) Accepts(mode string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.accepts = mode
+}
+
+// Runaway makes the next n answers run into max_tokens: cut off, finish_reason length.
+func (s *Server) Runaway(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runaway = n
+}
+
 // Prompts returns the user messages of the chat calls so far.
 func (s *Server) Prompts() []string {
 	s.mu.Lock()
@@ -139,14 +176,49 @@ func (s *Server) fault() Fault {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.ChatCalls.Add(1)
 	var req struct {
-		Messages []struct{ Role, Content string } `json:"messages"`
+		Messages       []struct{ Role, Content string } `json:"messages"`
+		MaxTokens      int                              `json:"max_tokens"`
+		Temperature    float64                          `json:"temperature"`
+		Tools          []json.RawMessage                `json:"tools"`
+		ResponseFormat *struct {
+			Type       string          `json:"type"`
+			Schema     json.RawMessage `json:"schema"`
+			JSONSchema *struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
+	asked := Request{Mode: "prompt", MaxTokens: req.MaxTokens, Temperature: req.Temperature, Messages: len(req.Messages)}
+	switch {
+	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text":
+		asked.Mode = req.ResponseFormat.Type
+		asked.Schema = len(req.ResponseFormat.Schema) > 0 || (req.ResponseFormat.JSONSchema != nil && len(req.ResponseFormat.JSONSchema.Schema) > 0)
+	case len(req.Tools) > 0:
+		asked.Mode, asked.Schema = "tools", true
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, asked)
+	accepts, cut := s.accepts, s.runaway > 0
+	if cut {
+		s.runaway--
+	}
+	s.mu.Unlock()
+	if accepts != "" && asked.Mode != accepts && asked.Mode != "prompt" {
+		refuseFormat(w, accepts, asked.Mode)
+		return
+	}
 	content := `{"entities":[],"facts":[]}`
 	prompt := req.Messages[len(req.Messages)-1].Content
+	for _, m := range req.Messages { // the task is the first user message; a retry may add turns after it
+		if m.Role == "user" {
+			prompt = m.Content
+			break
+		}
+	}
 	s.mu.Lock()
 	s.prompts = append(s.prompts, prompt)
 	s.mu.Unlock()
@@ -183,13 +255,40 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case FaultMalformed:
 		content = `{"entities": [{"name": "half`
 	}
+	finish := "stop"
+	if cut { // the model repeats itself until max_tokens stops it
+		content, finish = strings.Repeat(content[:len(content)/2], 3)[:len(content)], "length"
+	}
+	message := map[string]any{"role": "assistant", "content": content}
+	switch asked.Mode {
+	case "tools":
+		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"id": "call-1", "type": "function", "function": map[string]any{"name": "answer", "arguments": content}}}}
+	case "prompt":
+		message["content"] = "Sure! Here is what the episode says:\n```json\n" + content + "\n```\nLet me know if you need more."
+	}
 	writeJSON(w, map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": content}}},
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
 		"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(content) / 4,
 			"total_tokens": (len(prompt) + len(content)) / 4},
 	})
+}
+
+// refuseFormat answers a request for a structured output the server does not serve,
+// as servers of that kind do.
+func refuseFormat(w http.ResponseWriter, accepts, asked string) {
+	switch accepts {
+	case "json_object": // llama-cpp-python: a validation error, as a 500
+		http.Error(w, `{"error":{"message":"1 validation error: ('body', 'response_format', 'type'): Input should be 'text' or 'json_object' (input: '`+
+			asked+`')","type":"internal_server_error"}}`, http.StatusInternalServerError)
+	case "tools":
+		http.Error(w, `{"error":{"message":"response_format is not supported by this model","type":"invalid_request_error","param":"response_format"}}`,
+			http.StatusBadRequest)
+	default: // a server of json_schema alone
+		http.Error(w, `{"error":{"message":"`+asked+` is not supported; use response_format json_schema","type":"invalid_request_error"}}`,
+			http.StatusBadRequest)
+	}
 }
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
