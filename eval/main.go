@@ -60,8 +60,9 @@ type expectedFact struct {
 
 // extractor is one memgate configuration under evaluation.
 type extractor struct {
-	name string
-	env  map[string]string
+	name  string
+	env   map[string]string
+	limit int // conversations; 0: all
 }
 
 func main() {
@@ -71,6 +72,7 @@ func main() {
 	llmURL := flag.String("llm", "", "an OpenAI-compatible base URL (scripts/llm-local); empty: the heuristic extractor only")
 	llmModel := flag.String("llm-model", "local", "the model name at -llm")
 	limit := flag.Int("limit", 0, "conversations to run (0: all)")
+	llmLimit := flag.Int("llm-limit", 0, "conversations to run with the model at -llm (0: as -limit); it takes half a minute an episode on two cores")
 	out := flag.String("out", "BENCHMARKS.md", "the file whose eval section is rewritten; empty: print only")
 	flag.Parse()
 
@@ -87,7 +89,7 @@ func main() {
 	}
 	runs := []extractor{{name: "heuristic", env: map[string]string{"MEMGATE_LLM_PROVIDER": "heuristic"}}}
 	if *llmURL != "" {
-		runs = append(runs, extractor{name: "openai: " + *llmModel + " (local)", env: map[string]string{
+		runs = append(runs, extractor{name: "openai path, " + *llmModel + " model at " + *llmURL, limit: *llmLimit, env: map[string]string{
 			"MEMGATE_LLM_PROVIDER": "openai", "MEMGATE_LLM_BASE_URL": *llmURL, "MEMGATE_LLM_API_KEY": "local",
 			"MEMGATE_LLM_MODEL": *llmModel, "MEMGATE_LLM_TIMEOUT": "600s", "MEMGATE_LLM_MAX_CONCURRENCY": "1",
 			"MEMGATE_LLM_MAX_RETRIES": "2", "MEMGATE_INGEST_LEASE": "15m"}})
@@ -106,7 +108,7 @@ func main() {
 		}
 		results = append(results, s)
 	}
-	report := render(results, len(c.Conversations), strings.Join(append([]string{"go run ./eval"}, os.Args[1:]...), " "))
+	report := render(results, strings.Join(append([]string{"go run ./eval"}, os.Args[1:]...), " "))
 	fmt.Print(report)
 	if *out != "" {
 		if err := writeSection(*out, report); err != nil {
@@ -118,6 +120,7 @@ func main() {
 // score is one extractor's totals over the corpus.
 type score struct {
 	name                              string
+	conversations                     int
 	entitiesFound, entitiesRight      int // extracted, of them matching a labelled entity
 	entitiesLabelled, entitiesMatched int
 	factsFound, factsRight            int
@@ -150,7 +153,12 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 		return s, err
 	}
 	start := time.Now()
-	for _, conv := range c.Conversations {
+	convs := c.Conversations
+	if x.limit > 0 && x.limit < len(convs) {
+		convs = convs[:x.limit]
+	}
+	s.conversations = len(convs)
+	for _, conv := range convs {
 		agent := run + "-" + strings.ToLower(conv.ID)
 		api := client.New(base, "", "eval-user")
 		if err := api.CreateAgent(ctx, agent); err != nil {
@@ -437,16 +445,16 @@ func ratio(a, b int) string {
 }
 
 // render is the markdown section of the results.
-func render(results []score, conversations int, command string) string {
+func render(results []score, command string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Extraction quality (make eval)\n\n")
-	fmt.Fprintf(&b, "Written by `make eval` (%s) over %d labelled conversations of `eval/corpus.json`,\n",
-		time.Now().UTC().Format("2006-01-02"), conversations)
+	fmt.Fprintf(&b, "Written by `make eval` (%s) from the labelled conversations of `eval/corpus.json`,\n",
+		time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(&b, "each through a running memgate on a local Neo4j, scored against the labels. Command:\n\n```\n%s\n```\n\n", command)
-	b.WriteString("| extractor | entity precision | entity recall | fact precision | fact recall | ended right | junk entities | answer in top 5 | episodes failed | chat calls / episode | s / episode |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| extractor | conversations | entity precision | entity recall | fact precision | fact recall | ended right | junk entities | answer in top 5 | episodes failed | chat calls / episode | s / episode |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f |\n", s.name,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
