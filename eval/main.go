@@ -141,13 +141,14 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 	for k, v := range x.env {
 		env[k] = v
 	}
+	run := fmt.Sprintf("eval%d", time.Now().Unix())
+	env["MEMGATE_INGEST_SCOPE"] = "agent-" + run // this run's spaces only, whatever else the database holds
 	base, stop, err := serve(binary, env)
 	if err != nil {
 		return s, err
 	}
 	defer stop()
 	ctx := context.Background()
-	run := fmt.Sprintf("eval%d", time.Now().Unix())
 	calls0, err := chatCalls(base)
 	if err != nil {
 		return s, err

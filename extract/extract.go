@@ -7,6 +7,7 @@ package extract
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -56,19 +57,30 @@ var relationPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // Clean validates and normalises extractor output, whoever produced it: names and
 // text lose control characters and are cut to size, types outside types are dropped,
-// relations become SCREAMING_SNAKE_CASE, facts naming an entity the output does not
-// list are dropped, dates outside years 1000-2999 are dropped. Nothing raw reaches
-// the graph.
-func Clean(x *graph.Extracted, types []EntityType) *graph.Extracted {
+// relations become SCREAMING_SNAKE_CASE, dates outside years 1000-2999 are dropped.
+// A fact's ends are matched to the listed entities by normalised name, then, for an
+// end with markup or a role around the name ("Dana Reyes (user)", "<b>Acme</b>"),
+// by the name inside, then by the one entity whose name has all its words or all of
+// whose words it has ("Dana" for Dana Reyes); a fact still naming no listed entity
+// is dropped. What is dropped is returned by reason. Nothing raw reaches the graph.
+func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 	out := &graph.Extracted{}
+	var drops []Drop
 	if x == nil {
-		return out
+		return out, nil
 	}
 	known := map[string]string{} // normalized name -> name as kept
 	for _, e := range x.Entities {
 		name := cleanText(e.Name, maxNameRunes)
 		key := Normalize(name)
-		if key == "" || known[key] != "" || len(out.Entities) == maxEntities {
+		switch {
+		case key == "":
+			drops = append(drops, Drop{"entity", "empty_name", e.Name})
+			continue
+		case known[key] != "":
+			continue // the same entity listed twice: one is kept
+		case len(out.Entities) == maxEntities:
+			drops = append(drops, Drop{"entity", "over_limit", name})
 			continue
 		}
 		known[key] = name
@@ -77,9 +89,21 @@ func Clean(x *graph.Extracted, types []EntityType) *graph.Extracted {
 		})
 	}
 	for _, f := range x.Facts {
-		src, tgt := known[Normalize(f.Source)], known[Normalize(f.Target)]
+		src, tgt := salvage(f.Source, known), salvage(f.Target, known)
 		rel := relationName(f.Relation)
-		if src == "" || tgt == "" || src == tgt || rel == "" || len(out.Facts) == maxFacts {
+		reason := ""
+		switch {
+		case src == "" || tgt == "":
+			reason = "unknown_entity"
+		case src == tgt:
+			reason = "same_entity"
+		case rel == "":
+			reason = "bad_relation"
+		case len(out.Facts) == maxFacts:
+			reason = "over_limit"
+		}
+		if reason != "" {
+			drops = append(drops, Drop{"fact", reason, cleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
 			continue
 		}
 		text := cleanText(f.Fact, maxFactRunes)
@@ -93,7 +117,48 @@ func Clean(x *graph.Extracted, types []EntityType) *graph.Extracted {
 		out.Facts = append(out.Facts, graph.ExtractedFact{Source: src, Target: tgt, Relation: rel, Fact: text,
 			ValidAt: valid, InvalidAt: invalid})
 	}
-	return out
+	return out, drops
+}
+
+// Drop is one entity or fact Clean dropped, and why: empty_name, over_limit,
+// unknown_entity, same_entity, bad_relation.
+type Drop struct {
+	What, Reason, Text string
+}
+
+var markup = regexp.MustCompile(`<[^>]*>|\([^)]*\)|\[[^\]]*\]`)
+
+// salvage is the listed entity a fact's end names (see Clean), or "".
+func salvage(end string, known map[string]string) string {
+	key := Normalize(cleanText(end, maxNameRunes))
+	if name := known[key]; name != "" || key == "" {
+		return name
+	}
+	if inner := Normalize(markup.ReplaceAllString(end, " ")); inner != "" && known[inner] != "" {
+		return known[inner]
+	}
+	words := strings.Fields(Normalize(markup.ReplaceAllString(end, " ")))
+	found := ""
+	for k, name := range known {
+		kw := strings.Fields(k)
+		if len(words) > 0 && (subsetOf(words, kw) || subsetOf(kw, words)) {
+			if found != "" {
+				return "" // more than one: not sure which
+			}
+			found = name
+		}
+	}
+	return found
+}
+
+// subsetOf reports whether every word of a is in b.
+func subsetOf(a, b []string) bool {
+	for _, w := range a {
+		if !slices.Contains(b, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // Normalize is the form names are compared in: lower case, single spaces, no

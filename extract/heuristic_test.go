@@ -16,7 +16,8 @@ func TestHeuristic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return extract.Clean(x, extract.DefaultEntityTypes)
+		clean, _ := extract.Clean(x, extract.DefaultEntityTypes)
+		return clean
 	}
 
 	x := extract1("Alice works at Acme as an engineer.")
@@ -59,7 +60,7 @@ func TestClean(t *testing.T) {
 	for i := range long {
 		long[i] = 'x'
 	}
-	x := extract.Clean(&graph.Extracted{
+	x, drops := extract.Clean(&graph.Extracted{
 		Entities: []graph.ExtractedEntity{
 			{Name: "  Alice\x00\n Smith ", Type: "person", Summary: string(long)},
 			{Name: "alice smith", Type: "Person"}, // duplicate by normalized name
@@ -93,6 +94,38 @@ func TestClean(t *testing.T) {
 	if f := x.Facts[1]; f.Relation != "EMPLOYS" || f.ValidAt != nil || f.Target != "Alice Smith" {
 		t.Errorf("fact = %+v, want EMPLOYS without the absurd date", f)
 	}
+	var reasons []string
+	for _, d := range drops {
+		reasons = append(reasons, d.What+"/"+d.Reason)
+	}
+	if got := strings.Join(reasons, " "); got != "entity/empty_name fact/unknown_entity fact/same_entity fact/bad_relation" {
+		t.Errorf("drops %s", got)
+	}
+}
+
+// TestClean_Salvage: a fact whose end is a listed entity with markup or a role around
+// it, or a part of one entity's name, is kept on that entity; an end that could be
+// either of two entities is not guessed.
+func TestClean_Salvage(t *testing.T) {
+	x, drops := extract.Clean(&graph.Extracted{
+		Entities: []graph.ExtractedEntity{{Name: "Dana Reyes"}, {Name: "Globex"}, {Name: "Bob Stone"}, {Name: "Bob Marley"}},
+		Facts: []graph.ExtractedFact{
+			{Source: "Dana Reyes (user)", Target: "<b>Globex</b>", Relation: "WORKS_AT"},
+			{Source: "Dana", Target: "Bob Stone", Relation: "REPORTS_TO"},
+			{Source: "Dana Reyes", Target: "Bob", Relation: "KNOWS"},
+			{Source: "<current_episode>", Target: "Globex", Relation: "MENTIONS"},
+		},
+	}, nil)
+	var kept []string
+	for _, f := range x.Facts {
+		kept = append(kept, f.Source+" "+f.Relation+" "+f.Target)
+	}
+	if got := strings.Join(kept, "; "); got != "Dana Reyes WORKS_AT Globex; Dana Reyes REPORTS_TO Bob Stone" {
+		t.Errorf("kept: %s", got)
+	}
+	if len(drops) != 2 || drops[0].Reason != "unknown_entity" || drops[1].Reason != "unknown_entity" {
+		t.Errorf("drops %+v, want the ambiguous Bob and the markup, as unknown_entity", drops)
+	}
 }
 
 func TestHashing(t *testing.T) {
@@ -125,7 +158,7 @@ func TestHeuristic_Conversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x = extract.Clean(x, extract.DefaultEntityTypes)
+	x, _ = extract.Clean(x, extract.DefaultEntityTypes)
 	var names []string
 	for _, e := range x.Entities {
 		names = append(names, e.Name+"/"+e.Type)

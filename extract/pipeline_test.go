@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -547,6 +548,11 @@ func TestPipeline_BadOutput(t *testing.T) {
 	}
 	if len(facts) != 0 {
 		t.Errorf("facts %+v, want none: one names an unknown entity, one has a relation with syntax in it", facts)
+	}
+	for _, reason := range []string{"fact/unknown_entity", "fact/bad_relation"} {
+		if n, ok := p.metric.Drops.Load(reason); !ok || n.(*atomic.Int64).Load() != 1 {
+			t.Errorf("%s dropped %v times, want counted once", reason, n)
+		}
 	}
 }
 

@@ -30,6 +30,13 @@ type Metrics struct {
 	ChatPromptTokens atomic.Int64
 	ChatOutputTokens atomic.Int64
 	EmbeddingTokens  atomic.Int64
+	Drops            sync.Map // "what/reason" -> *atomic.Int64: extraction output dropped by Clean
+}
+
+// Dropped counts one entity or fact (what) Clean dropped for reason.
+func (m *Metrics) Dropped(what, reason string) {
+	v, _ := m.Drops.LoadOrStore(what+"/"+reason, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
 }
 
 // LLMError counts one failed LLM call of kind (rate_limited, server, timeout,
@@ -219,7 +226,12 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	if err != nil {
 		return nil, fmt.Errorf("extraction: %w", err)
 	}
-	w, err := r.Resolver.Resolve(j.ctx, j.Episode, Clean(x, r.Types))
+	clean, drops := Clean(x, r.Types)
+	for _, d := range drops {
+		r.Metrics.Dropped(d.What, d.Reason)
+		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)
+	}
+	w, err := r.Resolver.Resolve(j.ctx, j.Episode, clean)
 	if err != nil {
 		return nil, fmt.Errorf("resolution: %w", err)
 	}

@@ -95,6 +95,7 @@ var (
 	descLLMCalls   = prometheus.NewDesc("memgate_llm_calls_total", "Calls to the model provider, by kind: chat (extraction, resolution) or embedding.", []string{"kind"}, nil)
 	descLLMErrors  = prometheus.NewDesc("memgate_llm_errors_total", "Failed LLM calls by kind.", []string{"kind"}, nil)
 	descTokens     = prometheus.NewDesc("memgate_llm_tokens_total", "Model tokens by kind of call (chat, embedding) and direction (prompt, output).", []string{"kind", "direction"}, nil)
+	descDropped    = prometheus.NewDesc("memgate_extraction_dropped_total", "Entities and facts of extraction output dropped before resolution, by what and why (unknown_entity, same_entity, bad_relation, empty_name, over_limit).", []string{"what", "reason"}, nil)
 	descQueue      = prometheus.NewDesc("memgate_ingest_queue_depth", "Episodes not done, by status, in every space.", []string{"status"}, nil)
 	descQueries    = prometheus.NewDesc("memgate_neo4j_queries_total", "Neo4j queries run, by query file.", []string{"query"}, nil)
 	descQueryTime  = prometheus.NewDesc("memgate_neo4j_query_seconds_total", "Time in Neo4j queries, by query file (divide by memgate_neo4j_queries_total for the mean latency).", []string{"query"}, nil)
@@ -105,7 +106,7 @@ type scraped struct{ o Observed }
 
 func (s scraped) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descProcessed, descFailed, descRetried, descProcessing, descLLMCalls,
-		descLLMErrors, descTokens, descQueue, descQueries, descQueryTime} {
+		descLLMErrors, descTokens, descDropped, descQueue, descQueries, descQueryTime} {
 		ch <- d
 	}
 }
@@ -126,6 +127,11 @@ func (s scraped) Collect(ch chan<- prometheus.Metric) {
 		counter(descTokens, float64(p.EmbeddingTokens.Load()), "embedding", "prompt")
 		p.LLMErrors.Range(func(k, v any) bool {
 			counter(descLLMErrors, float64(v.(*atomic.Int64).Load()), k.(string))
+			return true
+		})
+		p.Drops.Range(func(k, v any) bool {
+			what, reason, _ := strings.Cut(k.(string), "/")
+			counter(descDropped, float64(v.(*atomic.Int64).Load()), what, reason)
 			return true
 		})
 	}
