@@ -29,7 +29,10 @@ var (
 	// or "role: ".
 	speakerLine = regexp.MustCompile(`^\s*(?:([^():\n]{1,64}?)\s+\(([a-z_-]{1,32})\)|([a-z_-]{1,32}))\s*:\s`)
 	// introduction names the speaker: "I'm Dana Reyes", "my name is Dana".
-	introduction = regexp.MustCompile(`(?i)\b(?:i'm|i’m|i am|my name is|this is|call me)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)`)
+	introduction = regexp.MustCompile(`(?i)\b(?:i'm|i’m|i am|my name is|my name's|this is|call me|it's)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)`)
+	// signedIntroduction names the speaker at the start of a message: "Tomás here",
+	// "Yusuf Demir.", "Laura Méndez — ...".
+	signedIntroduction = regexp.MustCompile(`^(?:(?i:hi|hey|hello|merhaba|hola|aloha)[,!.]*\s+)?([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)(?:\s+here\b|\s*[.,—–-])`)
 	// firstPerson is what comes before a name when the speaker is the subject: "I",
 	// then adverbs and auxiliaries ("I have just joined", "I recently moved to").
 	firstPerson = regexp.MustCompile(`(?i)(?:^|[\s,;:])(?:i|i've|i’ve|i'm|i’m)\s+(?:(?:have|has|had|am|just|recently|now|finally|also|officially|then)\s+)*(.*)$`)
@@ -71,6 +74,7 @@ func init() {
 		I'm I’m I've I’ve I'd I’d I'll I’ll Me Mine You Your You're We're We've They're It's That's There There's
 		Here Here's What What's Who How Why Where Which Whose Let Let's Don't Didn't Can't Won't Isn't
 		Hi Hello Hey Dear Thanks Thank Cheers Bye Goodbye Welcome Morning Evening Afternoon Good Great Nice
+		Congratulations Congrats Merhaba Hola Aloha
 		Big Small Quick Short Long Little Huge Exciting Sad Happy Fun Funny Oh Ah Well Yes Yeah Yep No Nope Sure
 		Okay OK Ok Sorry Please Wow Hmm Btw BTW FYI PS Update Correction Note Reminder News Anyway Actually
 		Basically Honestly Finally Unfortunately Luckily Sadly Hopefully Meanwhile Besides However Still
@@ -177,9 +181,15 @@ func introducedSpeaker(ep *graph.Episode, previous []*graph.Episode) string {
 			if _, role := lineRole(line); role == "assistant" || role == "system" {
 				continue
 			}
-			if m := introduction.FindStringSubmatch(line); m != nil {
-				if names := findNames(m[1]); len(names) > 0 && names[0].start == 0 {
-					return names[0].text
+			text := line
+			if m := speakerLine.FindStringIndex(line); m != nil {
+				text = line[m[1]:]
+			}
+			for _, re := range []*regexp.Regexp{introduction, signedIntroduction} {
+				if m := re.FindStringSubmatch(text); m != nil {
+					if names := findNames(m[1]); len(names) > 0 && names[0].start == 0 && names[0].text == m[1] {
+						return names[0].text
+					}
 				}
 			}
 		}

@@ -206,3 +206,27 @@ func TestHeuristic_NoJunk(t *testing.T) {
 		t.Fatalf("junk: %+v", x)
 	}
 }
+
+// TestHeuristic_SignedIntroduction: a speaker who signs a message ("Tomás here",
+// "Merhaba! Yusuf Demir.") is named by it; a name starting a sentence about someone
+// else is not taken for the speaker's.
+func TestHeuristic_SignedIntroduction(t *testing.T) {
+	for text, want := range map[string]string{
+		"user: hey, Tomás Alvarez here. I live in Lisbon.":       "Tomás Alvarez LIVES_IN Lisbon",
+		"user: Merhaba! Yusuf Demir. I work at Charité.":         "Yusuf Demir WORKS_AT Charité",
+		"user: Ama loved Accra. I live in Kumasi.":               "User LIVES_IN Kumasi",
+		"user: Thanks, that helps. I moved to Porto last month.": "User LIVES_IN Porto",
+	} {
+		x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: text}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range x.Facts {
+			got = append(got, f.Source+" "+f.Relation+" "+f.Target)
+		}
+		if strings.Join(got, "; ") != want {
+			t.Errorf("%q: facts %v, want %s", text, got, want)
+		}
+	}
+}
