@@ -53,6 +53,8 @@ var (
 		{regexp.MustCompile(`(?i)^\s*(?:likes|loves|prefers|enjoys|like|love|prefer|enjoy)\s*$`), "LIKES", false, "Person", ""},
 		{regexp.MustCompile(`(?i)^\s*(?:married|is married to|am married to)\s*$`), "MARRIED_TO", false, "Person", "Person"},
 	}
+	// notThis is what stands between a corrected name and the one it replaces.
+	notThis = regexp.MustCompile(`(?i)^\s*,?\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|to\s+|for\s+)?$`)
 	// kin are "my <noun> [is|,] Name": the speaker's relation to Name.
 	kin         = regexp.MustCompile(`(?i)\b(?:my|our)\s+(?:new\s+|old\s+|former\s+)?(manager|boss|sister|brother|wife|husband|partner|friend|colleague|dog|cat)(?:'s name)?\s*(?:,|is|was|is called|is named|named|called)?\s*$`)
 	kinRelation = map[string]struct{ relation, typ string }{
@@ -134,6 +136,14 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 					start = names[i-1].end
 				}
 				before := sentence[start:names[i].start]
+				// A correction: "I work at Globex, not Initech" ends what the previous
+				// name's fact would say of this one, as of the episode.
+				if last := len(out.Facts) - 1; i > 0 && last >= 0 && notThis.MatchString(before) && out.Facts[last].Target == names[i-1].text {
+					prev, now := out.Facts[last], ep.ValidAt
+					add(names[i].text, "")
+					fact(prev.Source, names[i].text, prev.Relation, sentence, true, &now)
+					continue
+				}
 				verb := before
 				if j := strings.LastIndex(strings.ToLower(before), " and "); j >= 0 {
 					verb = before[j+5:]

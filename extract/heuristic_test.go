@@ -230,3 +230,27 @@ func TestHeuristic_SignedIntroduction(t *testing.T) {
 		}
 	}
 }
+
+// TestHeuristic_Correction: "X, not Y" states X and ends the same fact about Y as of
+// the episode, so resolution ends a stored one.
+func TestHeuristic_Correction(t *testing.T) {
+	at := time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC)
+	x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{ValidAt: at,
+		Content: "Lena (user): sorry, correction: Jonas lives in Bremen, not Hamburg. I work at Globex, not Initech."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range x.Facts {
+		s := f.Source + " " + f.Relation + " " + f.Target
+		if f.InvalidAt != nil {
+			s += " until " + f.InvalidAt.Format(time.RFC3339)
+		}
+		got = append(got, s)
+	}
+	want := "Jonas LIVES_IN Bremen; Jonas LIVES_IN Hamburg until 2025-03-01T10:05:00Z; " +
+		"Lena WORKS_AT Globex; Lena WORKS_AT Initech until 2025-03-01T10:05:00Z"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("facts:\n got %s\nwant %s", strings.Join(got, "; "), want)
+	}
+}
