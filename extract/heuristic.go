@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/memgate/memgate/graph"
 )
@@ -76,7 +77,9 @@ func init() {
 		I'm I’m I've I’ve I'd I’d I'll I’ll Me Mine You Your You're We're We've They're It's That's There There's
 		Here Here's What What's Who How Why Where Which Whose Let Let's Don't Didn't Can't Won't Isn't
 		Hi Hello Hey Dear Thanks Thank Cheers Bye Goodbye Welcome Morning Evening Afternoon Good Great Nice
-		Congratulations Congrats Merhaba Hola Aloha
+		Congratulations Congrats Merhaba Hola Aloha Got Want Wanted Anything Everything Nothing Something Glad Noted
+		Understood Maybe Perhaps Definitely Probably Absolutely Exactly Totally Really Pretty Quite Very Mostly
+		Left Joined Moved Started Went Came Took Made Spent Booked Bought Sold Switched Quit Finished Signed
 		Big Small Quick Short Long Little Huge Exciting Sad Happy Fun Funny Oh Ah Well Yes Yeah Yep No Nope Sure
 		Okay OK Ok Sorry Please Wow Hmm Btw BTW FYI PS Update Correction Note Reminder News Anyway Actually
 		Basically Honestly Finally Unfortunately Luckily Sadly Hopefully Meanwhile Besides However Still
@@ -112,6 +115,9 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 	}
 	introduced := introducedSpeaker(ep, previous)
 	for _, line := range strings.Split(ep.Content, "\n") {
+		if _, role := lineRole(line); role == "assistant" || role == "system" {
+			continue // the assistant acknowledges and asks; what the world is, the user says
+		}
 		speaker, firstPersonCounts := lineSpeaker(line, introduced)
 		if m := speakerLine.FindStringIndex(line); m != nil {
 			line = line[m[1]:]
@@ -264,13 +270,18 @@ func findNames(sentence string) []span {
 				m[1] -= len(suffix)
 			}
 		}
-		if len(words) == 1 && notNames[words[0]] {
-			continue
+		if len(words) == 1 && (notNames[words[0]] || (start0(sentence, m[0]) && strings.HasSuffix(words[0], "ly"))) {
+			continue // a word the sentence starts with, or an adverb there ("Honestly", "Mostly")
 		}
 		start := m[0] + strings.Index(sentence[m[0]:], words[0])
 		out = append(out, span{text: strings.Join(words, " "), start: start, end: m[1]})
 	}
 	return out
+}
+
+// start0 reports whether only spaces and punctuation come before i in sentence.
+func start0(sentence string, i int) bool {
+	return strings.TrimLeftFunc(sentence[:i], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) == ""
 }
 
 var months = map[string]time.Month{"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6,
