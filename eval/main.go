@@ -92,7 +92,10 @@ func main() {
 		runs = append(runs, extractor{name: "openai path, " + *llmModel + " model at " + *llmURL, limit: *llmLimit, env: map[string]string{
 			"MEMGATE_LLM_PROVIDER": "openai", "MEMGATE_LLM_BASE_URL": *llmURL, "MEMGATE_LLM_API_KEY": "local",
 			"MEMGATE_LLM_MODEL": *llmModel, "MEMGATE_LLM_TIMEOUT": "600s", "MEMGATE_LLM_MAX_CONCURRENCY": "1",
-			"MEMGATE_LLM_MAX_RETRIES": "2", "MEMGATE_INGEST_LEASE": "15m"}})
+			"MEMGATE_LLM_MAX_RETRIES": "2", "MEMGATE_INGEST_LEASE": "15m",
+			// An extraction answer takes 300-600 tokens; a small model that repeats itself
+			// costs 70 s per 1,000 tokens on two cores before max_tokens stops it.
+			"MEMGATE_LLM_MAX_TOKENS": "1024"}})
 	}
 	driver, err := neo4j.NewDriverWithContext(*neo4jURI, neo4j.NoAuth())
 	if err != nil {
