@@ -470,8 +470,8 @@ func render(results []score, command string) string {
 	b.WriteString("not) as the label says; junk: extracted entities made only of greetings, pronouns, roles and\n")
 	b.WriteString("discourse markers; answer in top 5: the question's labelled answer is in one of the five facts\n")
 	b.WriteString("search returns for it. Embeddings are the offline hashing embedder in both runs. The corpus was\n")
-	b.WriteString("written by memgate's developers, after the heuristic extractor's rules: it measures both\n")
-	b.WriteString("extractors on the same conversations, it is not an independent sample of how people talk.\n")
+	b.WriteString("written for this eval without reading either extractor's code; its labelled start dates are not\n")
+	b.WriteString("scored yet.\n")
 	for _, s := range results {
 		if len(s.junk) > 0 {
 			fmt.Fprintf(&b, "\nJunk entities of %s: %s.\n", s.name, strings.Join(s.junk, ", "))
