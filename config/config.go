@@ -139,6 +139,9 @@ type Memory struct {
 	BatchMaxItems     int    `yaml:"batch_max_items"`
 	PageSizeDefault   int    `yaml:"page_size_default"`
 	PageSizeMax       int    `yaml:"page_size_max"`
+	// ExpirySweep is how often expired memories are erased; 0: this process does not
+	// sweep (reads hide them anyway).
+	ExpirySweep time.Duration `yaml:"expiry_sweep"`
 }
 
 type Ingest struct {
@@ -217,6 +220,7 @@ var defaults = map[string]any{
 	"memory.batch_max_items":     10,
 	"memory.page_size_default":   20,
 	"memory.page_size_max":       100,
+	"memory.expiry_sweep":        "1m",
 	"ingest.workers":             4,
 	"ingest.lease":               "2m",
 	"ingest.max_attempts":        5,
@@ -492,6 +496,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Ingest.Backoff < 0 {
 		add("ingest.backoff", "must not be negative, got %v", c.Ingest.Backoff)
+	}
+	if c.Memory.ExpirySweep < 0 {
+		add("memory.expiry_sweep", "must not be negative, got %v", c.Memory.ExpirySweep)
 	}
 
 	if len(problems) == 0 {

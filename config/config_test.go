@@ -42,6 +42,7 @@ func TestLoad_Defaults(t *testing.T) {
 		"embedder.dimensions":       {c.Embedder.Dimensions, 256},
 		"memory.default_visibility": {c.Memory.DefaultVisibility, "private"},
 		"memory.batch_max_items":    {c.Memory.BatchMaxItems, 10},
+		"memory.expiry_sweep":       {c.Memory.ExpirySweep, time.Minute},
 		"auth.keys":                 {len(c.Auth.Keys), 0},
 	}
 	for key, pair := range checks {
@@ -206,6 +207,7 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"JWTRefresh", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    refresh: 0s\n", nil, "auth.jwt.refresh"},
 		{"StructuredOutput", "", map[string]string{"MEMGATE_LLM_STRUCTURED_OUTPUT": "xml"}, "llm.structured_output"},
 		{"MaxTokens", "llm:\n  max_tokens: 0\n", nil, "llm.max_tokens"},
+		{"ExpirySweep", "memory:\n  expiry_sweep: -1s\n", nil, "memory.expiry_sweep"},
 		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
 	}
 	for _, tc := range cases {

@@ -1,4 +1,5 @@
 r.group_id IN $group_ids
+AND (r.supported_until IS NULL OR r.supported_until > datetime())
 AND ($include_expired
      OR ((r.valid_at IS NULL OR r.valid_at <= $at) AND (r.invalid_at IS NULL OR r.invalid_at > $at)
          AND ($as_of OR r.expired_at IS NULL)))

@@ -1,11 +1,13 @@
 // What resolution needs, for several episodes at once, in one round trip: per query,
-// the entities of its space that may be the ones the episode names (same name or alias
-// ignoring case, or sharing a word of a name or alias), and every fact of that space touching them.
-// Never another space's. Two plans, as the search queries, by the size of the space
-// (its entities counted up to $exact_max + 1): a small space's entities are read and
-// their name words (name_words) compared; a large space is asked through the
-// node_name_and_summary fulltext index, whose hits from every space are filtered —
-// for a small space those are mostly other spaces' namesakes, read and dropped.
+// the entities of its space that may be the ones the episode names (same name or
+// alias ignoring case, or sharing a word of a name or alias), and every fact of that
+// space touching them. Never another space's, and nothing that only expired memories
+// support: a new memory does not revive what an expired one said. Two plans, as the
+// search queries, by the size of the space (its entities counted up to
+// $exact_max + 1): a small space's entities are read and their name words
+// (name_words) compared; a large space is asked through the node_name_and_summary
+// fulltext index, whose hits from every space are filtered — for a small space those
+// are mostly other spaces' namesakes, read and dropped.
 UNWIND range(0, size($queries) - 1) AS i
 WITH i, $queries[i] AS q
 CALL (q) {
@@ -34,13 +36,14 @@ CALL (q) {
     RETURN n
   }
   WITH DISTINCT n
+  WHERE n.supported_until IS NULL OR n.supported_until > datetime()
   LIMIT $limit
   RETURN collect(n) AS nodes
 }
 CALL (q, nodes) {
   UNWIND nodes AS n
   MATCH (n)-[r:RELATES_TO]-(:Entity)
-  WHERE r.group_id = q.group_id
+  WHERE r.group_id = q.group_id AND (r.supported_until IS NULL OR r.supported_until > datetime())
   WITH DISTINCT r
   RETURN collect([r, startNode(r).uuid, endNode(r).uuid]) AS facts
 }

@@ -2,6 +2,7 @@
 // the previous page.
 MATCH (e:Episodic)
 WHERE e.group_id IN $group_ids
+  AND (e.expires_at IS NULL OR e.expires_at > datetime())
   AND ($agent_id IS NULL OR e.agent_id = $agent_id)
   AND ($cursor_at IS NULL OR e.created_at < $cursor_at
        OR (e.created_at = $cursor_at AND e.uuid < $cursor_uuid))

@@ -4,6 +4,8 @@
 UNWIND $frontier AS id
 MATCH (n:Entity {uuid: id})-[r:RELATES_TO]-(m:Entity)
 WHERE n.group_id IN $group_ids AND r.group_id IN $group_ids AND m.group_id IN $group_ids
+  AND (r.supported_until IS NULL OR r.supported_until > datetime())
+  AND (m.supported_until IS NULL OR m.supported_until > datetime())
   AND NOT m.uuid IN $seen
 RETURN DISTINCT m.uuid AS uuid
 LIMIT $max

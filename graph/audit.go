@@ -12,6 +12,7 @@ const (
 	AuditCraftedQuery      = "crafted_query"      // search text named a space outside the visible set
 	AuditPromoted          = "promoted"           // a memory copied into a team or global space
 	AuditDeleted           = "deleted"            // a memory or an agent erased
+	AuditExpired           = "expired"            // a memory erased by the sweeper once its expires_at passed
 	AuditOwnershipChanged  = "ownership_changed"  // an agent created or given to a new owner
 	AuditMembershipChanged = "membership_changed" // a team created, a member added, changed or removed
 	AuditPromoterChanged   = "promoter_changed"   // the promoter role granted or revoked

@@ -146,6 +146,11 @@ type Memories interface {
 	// ENOTFOUND if the episode does not exist or is not visible.
 	DeleteEpisode(ctx context.Context, id string, vis Visible, authorize func(*Episode) (*AuditEvent, error)) error
 
+	// EraseExpired erases up to limit memories whose expires_at has passed, each with
+	// the delete cascade in a transaction of its own with the event audit returns. A
+	// memory another process erases first is skipped. Returns how many it erased.
+	EraseExpired(ctx context.Context, limit int, audit func(*Episode) *AuditEvent) (int, error)
+
 	// PromoteEpisode copies a visible episode into another space with provenance, in
 	// one transaction with the event authorize returns. ENOTFOUND as for Get.
 	PromoteEpisode(ctx context.Context, id string, vis Visible, authorize func(*Episode) (*Episode, *AuditEvent, error)) (*Episode, error)

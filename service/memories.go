@@ -438,3 +438,45 @@ func (s *Service) Retry(ctx context.Context, c Call, id string) (*graph.Episode,
 	s.provenance(c, e)
 	return e, nil
 }
+
+// Sweeper is the actor of the audit events the expiry sweeper writes: not a requester
+// id (those have no colon), so no requester can be mistaken for it.
+const Sweeper = "system:expiry-sweeper"
+
+// SweepExpired erases every memory whose expires_at has passed, with the delete
+// cascade, each audited as expired. Reads hide such a memory from its expires_at on;
+// this frees the space. Several processes may sweep at once: each memory is erased
+// and audited once.
+func (s *Service) SweepExpired(ctx context.Context) (int, error) {
+	const batch = 100
+	sweeper := Call{P: access.Principal{ID: Sweeper}}
+	total := 0
+	for {
+		n, err := s.Mem.EraseExpired(ctx, batch, func(e *graph.Episode) *graph.AuditEvent {
+			return s.event(sweeper, graph.AuditExpired, e.UUID, e.GroupID, "expires_at "+e.ExpiresAt.UTC().Format(time.RFC3339))
+		})
+		total += n
+		if err != nil || n < batch {
+			return total, err
+		}
+	}
+}
+
+// RunExpirySweeper sweeps every interval until ctx ends.
+func (s *Service) RunExpirySweeper(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.SweepExpired(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.Log.WarnContext(ctx, "expiry sweep", "error", err.Error(), "erased", n)
+		} else if n > 0 {
+			s.Log.InfoContext(ctx, "expiry sweep", "erased", n)
+		}
+	}
+}

@@ -338,3 +338,28 @@ func TestServe_StartTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_SweepsExpired: a running memgate erases a memory once its expires_at has
+// passed, within memory.expiry_sweep.
+func TestServe_SweepsExpired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	agent := "sweep-" + suffix()
+	neo4jtest.Forget(t, agent)
+	cmd, base := startBinary(t, map[string]string{"MEMGATE_MEMORY_EXPIRY_SWEEP": "200ms", "MEMGATE_INGEST_SCOPE": "agent-" + agent})
+	defer cmd.stop(t)
+	c := apiClient{t: t, base: base, requester: "alice"}
+	c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	var m struct{ ID string }
+	if status := c.call("POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "Ann knows Ben.",
+		"expires_at": time.Now().Add(time.Second).Format(time.RFC3339Nano)}, &m); status != http.StatusAccepted {
+		t.Fatalf("add: %d", status)
+	}
+	for deadline := time.Now().Add(30 * time.Second); neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": m.ID}) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the expired memory is still stored 30 s after it expired")
+		}
+	}
+}

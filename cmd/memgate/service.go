@@ -76,6 +76,13 @@ func (m *Main) Open(ctx context.Context) error {
 			m.DB.QueryStats(func(name string, s *neo4jstore.QueryStat) { fn(name, s.Count.Load(), time.Duration(s.Nanos.Load())) })
 		}})
 	svc.OnDeny = metrics.Denied
+	if cfg.Memory.ExpirySweep > 0 {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			svc.RunExpirySweeper(ctx, cfg.Memory.ExpirySweep)
+		}()
+	}
 	e := handlers.New(handlers.Deps{
 		Log: m.Log, Keys: keys, Ready: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(), Metrics: metrics,

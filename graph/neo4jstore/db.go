@@ -64,7 +64,7 @@ func (db *DB) observe(name string, start time.Time) {
 var queryNames = []string{
 	"schema_version_get", "schema_version_set", "schema_vector_dimensions",
 	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search",
-	"episode_delete",
+	"episode_delete", "episode_expired", "episode_expire_lock",
 	"audit_create", "audit_list",
 	"principal_resolve", "principal_set_promoter",
 	"agent_create", "agent_get", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare",

@@ -174,6 +174,34 @@ func (db *DB) DeleteEpisode(ctx context.Context, id string, vis graph.Visible, a
 	return err
 }
 
+func (db *DB) EraseExpired(ctx context.Context, limit int, audit func(*graph.Episode) *graph.AuditEvent) (int, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_expired", map[string]any{"limit": int64(limit)})
+	if err != nil {
+		return 0, err
+	}
+	erased := 0
+	for _, r := range records {
+		done, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+			locked, err := db.txRun(ctx, tx, "episode_expire_lock", map[string]any{"uuid": r.Values[0]})
+			if err != nil || len(locked) == 0 {
+				return false, err
+			}
+			e := episodeFromNode(locked[0].Values[0].(neo4j.Node))
+			if _, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID}); err != nil {
+				return false, err
+			}
+			return true, db.txAudit(ctx, tx, audit(e))
+		})
+		if err != nil {
+			return erased, err
+		}
+		if done.(bool) {
+			erased++
+		}
+	}
+	return erased, nil
+}
+
 func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
 	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		e, err := db.txGetEpisode(ctx, tx, id, vis)
