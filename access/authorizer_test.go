@@ -114,7 +114,7 @@ func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, 
 		if !ok {
 			return "", false // an agent that does not exist: the store's 404
 		}
-		a := &graph.Agent{ID: c.Column, OwnerID: owner, SharedWith: w.Shares[c.Column]}
+		a := &graph.Agent{ID: c.Column, OwnerID: owner}
 		d := pol.ManageAgent(p, a)
 		if c.Operation == "share" || c.Operation == "unshare" {
 			d = pol.Share(p, a)

@@ -16,12 +16,14 @@ type Principal struct {
 	Promoter   bool
 	Owns       map[string]bool // agent ids
 	SharedWith map[string]bool // agents whose private space was shared with it
+	// ExpiredShares are agents whose share with it has lapsed: they grant nothing.
+	ExpiredShares map[string]bool
 }
 
 // NewPrincipal builds a principal from the store's facts.
 func NewPrincipal(id string, host Host, f graph.PrincipalFacts) Principal {
 	p := Principal{ID: id, Host: host, Teams: map[string]graph.Role{}, Promoter: f.Promoter,
-		Owns: map[string]bool{}, SharedWith: map[string]bool{}}
+		Owns: map[string]bool{}, SharedWith: map[string]bool{}, ExpiredShares: map[string]bool{}}
 	for team, role := range f.Teams {
 		if graph.ValidID(team) && (role == graph.RoleReader || role == graph.RoleWriter) {
 			p.Teams[team] = role
@@ -32,6 +34,9 @@ func NewPrincipal(id string, host Host, f graph.PrincipalFacts) Principal {
 	}
 	for _, a := range f.SharedWith {
 		p.SharedWith[a] = true
+	}
+	for _, a := range f.ExpiredShares {
+		p.ExpiredShares[a] = true
 	}
 	return p
 }

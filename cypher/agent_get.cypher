@@ -1,3 +1,8 @@
+// An agent with its share grants, the lapsed ones too (expired).
 MATCH (a:Agent {id: $id})
-OPTIONAL MATCH (a)-[:SHARED_WITH]->(p:Principal)
-RETURN a, collect(p.id) AS shared
+RETURN a, COLLECT {
+  MATCH (a)-[s:SHARED_WITH]->(p:Principal)
+  RETURN {principal: p.id, granted_at: s.granted_at, expires_at: s.expires_at,
+          expired: coalesce(s.expires_at <= datetime(), false)}
+  ORDER BY p.id
+} AS shares

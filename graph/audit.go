@@ -18,6 +18,7 @@ const (
 	AuditPromoterChanged   = "promoter_changed"   // the promoter role granted or revoked
 	AuditShareGranted      = "share_granted"      // an owner shared an agent's private space
 	AuditShareRevoked      = "share_revoked"      // and took it back
+	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or a lapsed one was used
 )
 
 // AuditEvent is an :AuditEvent node in the system space. It never holds memory

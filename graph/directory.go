@@ -18,7 +18,26 @@ type Agent struct {
 	ID         string
 	OwnerID    string
 	CreatedAt  time.Time
-	SharedWith []string // requesters the owner granted read access to the private space
+	Shares     []Share // the owner's grants of read access to the private space, lapsed ones too
+}
+
+// Share is one grant of read access to an agent's private space.
+type Share struct {
+	Principal string
+	GrantedAt time.Time
+	ExpiresAt *time.Time // nil: until revoked
+	Expired   bool       // ExpiresAt has passed: the grant no longer gives access
+}
+
+// SharedWith returns the requesters whose grants are in force.
+func (a *Agent) SharedWith() []string {
+	out := []string{}
+	for _, s := range a.Shares {
+		if !s.Expired {
+			out = append(out, s.Principal)
+		}
+	}
+	return out
 }
 
 // Team is a named group of principals sharing a team space.
@@ -35,6 +54,9 @@ type PrincipalFacts struct {
 	Promoter   bool
 	Owns       []string // agents the requester owns
 	SharedWith []string // agents whose owners granted the requester their private space
+	// ExpiredShares are agents whose grant to the requester has lapsed: no access, but a
+	// use of one is audited.
+	ExpiredShares []string
 }
 
 // Directory stores agents, teams and grants. Each change is written in one
@@ -54,8 +76,12 @@ type Directory interface {
 	// is still expectedOwner, and returns the number of episodes removed; ECONFLICT
 	// otherwise.
 	DeleteAgent(ctx context.Context, id, expectedOwner string, ev *AuditEvent) (int, error)
-	// SetShare grants (or revokes) principal read access to the agent's private space.
-	SetShare(ctx context.Context, agent, principal string, granted bool, ev *AuditEvent) error
+	// SetShare grants (or revokes) principal read access to the agent's private space,
+	// until expiresAt when it is not nil.
+	SetShare(ctx context.Context, agent, principal string, granted bool, expiresAt *time.Time, ev *AuditEvent) error
+	// LapseShares audits up to limit grants whose expires_at has passed, each once
+	// however many processes sweep, with the event audit returns; returns how many.
+	LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)
 
 	// CreateTeam returns ECONFLICT if the team exists.
 	CreateTeam(ctx context.Context, name string, ev *AuditEvent) error

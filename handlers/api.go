@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"time"
 
@@ -77,16 +79,34 @@ type agentRequest struct {
 }
 
 type agentView struct {
-	ID         string    `json:"id"`
-	CreatedAt  time.Time `json:"created_at"`
-	OwnerID    string    `json:"owner_id,omitempty"`
-	SharedWith []string  `json:"shared_with,omitempty"`
-	Spaces     []string  `json:"spaces"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	OwnerID   string    `json:"owner_id,omitempty"`
+	// SharedWith lists the grants in force; Shares every grant, lapsed ones marked.
+	// Both only for the owner and admin hosts.
+	SharedWith []string    `json:"shared_with,omitempty"`
+	Shares     []shareView `json:"shares,omitempty"`
+	Spaces     []string    `json:"spaces"`
+}
+
+type shareView struct {
+	Principal string     `json:"principal"`
+	GrantedAt time.Time  `json:"granted_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Expired   bool       `json:"expired"`
 }
 
 func agentViewOf(v service.AgentView) agentView {
-	return agentView{ID: v.ID, CreatedAt: v.CreatedAt, OwnerID: v.OwnerID, SharedWith: v.SharedWith,
+	out := agentView{ID: v.ID, CreatedAt: v.CreatedAt, OwnerID: v.OwnerID,
 		Spaces: []string{graph.PrivateSpace(v.ID).GroupID(), graph.PublicSpace(v.ID).GroupID()}}
+	if v.Shares != nil {
+		a := graph.Agent{Shares: v.Shares}
+		out.SharedWith = a.SharedWith()
+	}
+	for _, s := range v.Shares {
+		out.Shares = append(out.Shares, shareView{Principal: s.Principal, GrantedAt: s.GrantedAt, ExpiresAt: s.ExpiresAt, Expired: s.Expired})
+	}
+	return out
 }
 
 func (a *api) createAgent(c echo.Context) error {
@@ -132,9 +152,27 @@ func (a *api) transferOwner(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// shareRequest is the optional body of a grant.
+type shareRequest struct {
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
 func (a *api) share(grant bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := a.svc.Share(c.Request().Context(), callOf(c), c.Param("id"), c.Param("principal"), grant); err != nil {
+		var req shareRequest
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return decodeError(err) // the body limit
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			if !grant {
+				return graph.Errorf(graph.EINVALID, "revoking a share takes no body")
+			}
+			if err := decodeJSON(bytes.NewReader(body), &req); err != nil {
+				return err
+			}
+		}
+		if err := a.svc.Share(c.Request().Context(), callOf(c), c.Param("id"), c.Param("principal"), grant, req.ExpiresAt); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)

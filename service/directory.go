@@ -23,7 +23,7 @@ func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*g
 	if owner != c.P.ID && !c.P.Host.Admin {
 		return nil, s.deny(ctx, c, id, "", "naming another owner needs an admin host key")
 	}
-	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), SharedWith: []string{}}
+	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), Shares: []graph.Share{}}
 	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "created, owner "+owner)
 	if err := s.Dir.CreateAgent(ctx, a, ev); err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ type AgentView struct {
 	ID         string
 	CreatedAt  time.Time
 	OwnerID    string
-	SharedWith []string
+	Shares     []graph.Share // nil unless the caller may manage the agent
 }
 
 // GetAgent returns the agent; every authenticated requester may know an agent exists
@@ -52,7 +52,7 @@ func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, e
 	}
 	v := AgentView{ID: a.ID, CreatedAt: a.CreatedAt}
 	if s.Auth.ManageAgent(c.P, a).Effect == access.Allow {
-		v.OwnerID, v.SharedWith = a.OwnerID, a.SharedWith
+		v.OwnerID, v.Shares = a.OwnerID, a.Shares
 	}
 	return v, nil
 }
@@ -96,13 +96,16 @@ func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (int, erro
 }
 
 // Share grants (or revokes) principal read access to the agent's private space; only
-// the owner may.
-func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool) error {
+// the owner may. A grant with expiresAt stops working from then on.
+func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool, expiresAt *time.Time) error {
 	if err := graph.CheckID("agent", agent); err != nil {
 		return err
 	}
 	if err := graph.CheckID("principal", principal); err != nil {
 		return err
+	}
+	if expiresAt != nil && !expiresAt.After(s.Now()) {
+		return graph.Errorf(graph.EINVALID, "expires_at must be in the future")
 	}
 	a, err := s.Dir.GetAgent(ctx, agent)
 	if err != nil {
@@ -112,11 +115,26 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 	if d := s.Auth.Share(c.P, a); d.Effect != access.Allow {
 		return s.deny(ctx, c, agent, space, d.Reason)
 	}
-	kind := graph.AuditShareRevoked
+	kind, reason := graph.AuditShareRevoked, "with "+principal
 	if grant {
 		kind = graph.AuditShareGranted
 	}
-	return s.Dir.SetShare(ctx, agent, principal, grant, s.event(c, kind, agent, space, "with "+principal))
+	if expiresAt != nil {
+		reason += " until " + expiresAt.UTC().Format(time.RFC3339)
+	}
+	return s.Dir.SetShare(ctx, agent, principal, grant, expiresAt, s.event(c, kind, agent, space, reason))
+}
+
+// noteExpiredShare audits a read about agent by a requester whose share of its private
+// space has lapsed: the read goes on without the private space.
+func (s *Service) noteExpiredShare(ctx context.Context, c Call, agent string) {
+	if !c.P.ExpiredShares[agent] || c.P.SharedWith[agent] || c.P.Owns[agent] {
+		return
+	}
+	ev := s.event(c, graph.AuditShareExpired, agent, graph.PrivateSpace(agent).GroupID(), "used after it expired")
+	if err := s.Audit.RecordAudit(ctx, ev); err != nil {
+		s.Log.WarnContext(ctx, "recording the use of an expired share", "error", err.Error(), "agent", agent)
+	}
 }
 
 // admin checks the caller's host is an admin one.

@@ -251,7 +251,7 @@ func newWorld(t *testing.T) *world {
 	}
 	for agent, grantees := range m.World.Shares {
 		for _, g := range grantees {
-			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true); err != nil {
+			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -534,12 +534,12 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		}
 		oc := w.call(owner, "trusted")
 		for _, g := range w.m.World.Shares[cell.Column] {
-			if err := w.svc.Share(w.ctx, oc, agent, w.id(g), true); err != nil {
+			if err := w.svc.Share(w.ctx, oc, agent, w.id(g), true, nil); err != nil {
 				w.t.Fatal(err)
 			}
 		}
 		if cell.Operation == "unshare" {
-			if err := w.svc.Share(w.ctx, oc, agent, grantee, true); err != nil {
+			if err := w.svc.Share(w.ctx, oc, agent, grantee, true, nil); err != nil {
 				w.t.Fatal(err)
 			}
 		}
@@ -567,9 +567,9 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 	var err error
 	switch cell.Operation {
 	case "share":
-		err = w.svc.Share(w.ctx, c, agent, grantee, true)
+		err = w.svc.Share(w.ctx, c, agent, grantee, true, nil)
 	case "unshare":
-		err = w.svc.Share(w.ctx, c, agent, grantee, false)
+		err = w.svc.Share(w.ctx, c, agent, grantee, false, nil)
 	case "transfer":
 		err = w.svc.TransferOwner(w.ctx, c, agent, heir)
 	case "erase":

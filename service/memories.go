@@ -340,6 +340,7 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 		if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 			return graph.EpisodePage{}, err
 		}
+		s.noteExpiredShare(ctx, c, q.AgentID)
 	}
 	if q.Space == "" {
 		if q.AgentID == "" {
@@ -444,9 +445,10 @@ func (s *Service) Retry(ctx context.Context, c Call, id string) (*graph.Episode,
 const Sweeper = "system:expiry-sweeper"
 
 // SweepExpired erases every memory whose expires_at has passed, with the delete
-// cascade, each audited as expired. Reads hide such a memory from its expires_at on;
-// this frees the space. Several processes may sweep at once: each memory is erased
-// and audited once.
+// cascade, each audited as expired, and audits every share grant that has lapsed
+// (share_expired). Reads hide such a memory, and resolution ignores such a grant,
+// from its expires_at on; this frees the space and records the end. Several processes
+// may sweep at once: each memory is erased, and each event written, once.
 func (s *Service) SweepExpired(ctx context.Context) (int, error) {
 	const batch = 100
 	sweeper := Call{P: access.Principal{ID: Sweeper}}
@@ -454,6 +456,19 @@ func (s *Service) SweepExpired(ctx context.Context) (int, error) {
 	for {
 		n, err := s.Mem.EraseExpired(ctx, batch, func(e *graph.Episode) *graph.AuditEvent {
 			return s.event(sweeper, graph.AuditExpired, e.UUID, e.GroupID, "expires_at "+e.ExpiresAt.UTC().Format(time.RFC3339))
+		})
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < batch {
+			break
+		}
+	}
+	for {
+		n, err := s.Dir.LapseShares(ctx, batch, func(agent, principal string, at time.Time) *graph.AuditEvent {
+			return s.event(sweeper, graph.AuditShareExpired, agent, graph.PrivateSpace(agent).GroupID(),
+				"the share with "+principal+" lapsed at "+at.UTC().Format(time.RFC3339))
 		})
 		total += n
 		if err != nil || n < batch {

@@ -89,6 +89,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	if err != nil {
 		return nil, err
 	}
+	s.noteExpiredShare(ctx, c, q.AgentID)
 	res := SearchResult{Episodes: f.episodes}
 	for _, e := range res.Episodes {
 		s.provenance(c, e.Episode)
@@ -221,6 +222,7 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID string, page gr
 	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
 		return graph.FactPage{}, err
 	}
+	s.noteExpiredShare(ctx, c, agentID)
 	return s.Find.Facts(ctx, s.Auth.VisibleForAgent(c.P, agentID, nil), page)
 }
 

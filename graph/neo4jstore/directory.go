@@ -29,6 +29,7 @@ func (db *DB) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalF
 	}
 	f.Owns = strList(r.Values[2])
 	f.SharedWith = strList(r.Values[3])
+	f.ExpiredShares = strList(r.Values[4])
 	return f, nil
 }
 
@@ -72,8 +73,14 @@ func (db *DB) GetAgent(ctx context.Context, id string) (*graph.Agent, error) {
 		return nil, graph.Errorf(graph.ENOTFOUND, "agent not found")
 	}
 	p := records[0].Values[0].(neo4j.Node).Props
-	return &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]),
-		SharedWith: strList(records[0].Values[1])}, nil
+	a := &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]), Shares: []graph.Share{}}
+	for _, v := range anyList(records[0].Values[1]) {
+		m, _ := v.(map[string]any)
+		expired, _ := m["expired"].(bool)
+		a.Shares = append(a.Shares, graph.Share{Principal: str(m["principal"]), GrantedAt: tm(m["granted_at"]),
+			ExpiresAt: timePtr(m["expires_at"]), Expired: expired})
+	}
+	return a, nil
 }
 
 const agentChanged = "the agent changed while this request ran; retry"
@@ -118,14 +125,39 @@ func conflictIfGone(err error) error {
 	return err
 }
 
-func (db *DB) SetShare(ctx context.Context, agent, principal string, granted bool, ev *graph.AuditEvent) error {
+func (db *DB) SetShare(ctx context.Context, agent, principal string, granted bool, expiresAt *time.Time, ev *graph.AuditEvent) error {
 	query := "agent_unshare"
 	if granted {
 		query = "agent_share"
 	}
-	_, err := db.writeWithAudit(ctx, query, map[string]any{"agent": agent, "principal": principal},
+	_, err := db.writeWithAudit(ctx, query, map[string]any{"agent": agent, "principal": principal, "expires_at": optTime(expiresAt)},
 		ev, "agent not found", "")
 	return err
+}
+
+func (db *DB) LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *graph.AuditEvent) (int, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "share_lapsed", map[string]any{"limit": int64(limit)})
+	if err != nil {
+		return 0, err
+	}
+	lapsed := 0
+	for _, r := range records {
+		agent, principal := str(r.Values[0]), str(r.Values[1])
+		done, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+			marked, err := db.txRun(ctx, tx, "share_lapse", map[string]any{"agent": agent, "principal": principal})
+			if err != nil || len(marked) == 0 {
+				return false, err
+			}
+			return true, db.txAudit(ctx, tx, audit(agent, principal, tm(marked[0].Values[0])))
+		})
+		if err != nil {
+			return lapsed, err
+		}
+		if done.(bool) {
+			lapsed++
+		}
+	}
+	return lapsed, nil
 }
 
 func (db *DB) CreateTeam(ctx context.Context, name string, ev *graph.AuditEvent) error {

@@ -187,6 +187,9 @@ func (db *DB) EraseExpired(ctx context.Context, limit int, audit func(*graph.Epi
 				return false, err
 			}
 			e := episodeFromNode(locked[0].Values[0].(neo4j.Node))
+			if e.UUID == "" || e.ExpiresAt == nil {
+				return false, nil // erased by another sweeper while this one waited
+			}
 			if _, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID}); err != nil {
 				return false, err
 			}
