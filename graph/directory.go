@@ -15,10 +15,10 @@ const (
 
 // Agent is the first-class memory holder, with exactly one owner.
 type Agent struct {
-	ID         string
-	OwnerID    string
-	CreatedAt  time.Time
-	Shares     []Share // the owner's grants of read access to the private space, lapsed ones too
+	ID        string
+	OwnerID   string
+	CreatedAt time.Time
+	Shares    []Share // the owner's grants of read access to the private space, lapsed ones too
 }
 
 // Share is one grant of read access to an agent's private space.

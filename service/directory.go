@@ -34,10 +34,10 @@ func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*g
 // AgentView is an agent as one caller may see it: the owner and the shares only for
 // the owner and admin hosts.
 type AgentView struct {
-	ID         string
-	CreatedAt  time.Time
-	OwnerID    string
-	Shares     []graph.Share // nil unless the caller may manage the agent
+	ID        string
+	CreatedAt time.Time
+	OwnerID   string
+	Shares    []graph.Share // nil unless the caller may manage the agent
 }
 
 // GetAgent returns the agent; every authenticated requester may know an agent exists
