@@ -33,6 +33,14 @@ type Config struct {
 	Embedder Embedder `yaml:"embedder"`
 	Memory   Memory   `yaml:"memory"`
 	Ingest   Ingest   `yaml:"ingest"`
+	Limits   Limits   `yaml:"limits"`
+}
+
+// Limits are quotas on what requesters may do.
+type Limits struct {
+	// PublicWritesPerAgentPerDay caps each agent's writes to its public space per UTC
+	// day, counted in Neo4j so every replica shares the count; 0: no cap.
+	PublicWritesPerAgentPerDay int `yaml:"public_writes_per_agent_per_day"`
 }
 
 type Server struct {
@@ -170,64 +178,65 @@ const (
 // defaults holds every key and its default; a key missing here cannot be set from
 // the environment, so keep it complete.
 var defaults = map[string]any{
-	"server.addr":                "127.0.0.1:8080",
-	"server.read_header_timeout": "5s",
-	"server.read_timeout":        "30s",
-	"server.write_timeout":       "60s",
-	"server.idle_timeout":        "120s",
-	"server.handler_timeout":     "30s",
-	"server.shutdown_timeout":    "20s",
-	"server.body_limit":          "2M",
-	"server.rate_limit":          100,
-	"server.rate_burst":          200,
-	"log.level":                  "info",
-	"log.format":                 "json",
-	"neo4j.uri":                  "bolt://127.0.0.1:7687",
-	"neo4j.user":                 "neo4j",
-	"neo4j.password":             "",
-	"neo4j.database":             "neo4j",
-	"neo4j.max_pool_size":        50,
-	"neo4j.connect_timeout":      "5s",
-	"neo4j.max_retry_time":       "5s",
-	"neo4j.migrate_on_start":     true,
-	"auth.keys":                  []map[string]any{},
-	"auth.jwt.issuer":            "",
-	"auth.jwt.audience":          "",
-	"auth.jwt.jwks_file":         "",
-	"auth.jwt.jwks_url":          "",
-	"auth.jwt.refresh":           "1h",
-	"auth.jwt.claim":             "sub",
-	"auth.jwt.requester_prefix":  "",
-	"llm.provider":               "",
-	"llm.base_url":               "",
-	"llm.api_key":                "",
-	"llm.model":                  "gpt-4o-mini",
-	"llm.timeout":                "60s",
-	"llm.max_concurrency":        4,
-	"llm.max_retries":            4,
-	"llm.structured_output":      "auto",
-	"llm.max_tokens":             2048,
-	"embedder.provider":          "",
-	"embedder.base_url":          "",
-	"embedder.api_key":           "",
-	"embedder.model":             "text-embedding-3-small",
-	"embedder.dimensions":        0,
-	"embedder.timeout":           "30s",
-	"memory.default_visibility":  "private",
-	"memory.allow_private":       true,
-	"memory.refuse_credentials":  true,
-	"memory.max_content_bytes":   256 << 10,
-	"memory.batch_max_items":     10,
-	"memory.page_size_default":   20,
-	"memory.page_size_max":       100,
-	"memory.expiry_sweep":        "1m",
-	"ingest.workers":             4,
-	"ingest.lease":               "2m",
-	"ingest.max_attempts":        5,
-	"ingest.backoff":             "2s",
-	"ingest.poll":                "250ms",
-	"ingest.scope":               "",
-	"ingest.entity_types":        []map[string]any{},
+	"server.addr":                            "127.0.0.1:8080",
+	"server.read_header_timeout":             "5s",
+	"server.read_timeout":                    "30s",
+	"server.write_timeout":                   "60s",
+	"server.idle_timeout":                    "120s",
+	"server.handler_timeout":                 "30s",
+	"server.shutdown_timeout":                "20s",
+	"server.body_limit":                      "2M",
+	"server.rate_limit":                      100,
+	"server.rate_burst":                      200,
+	"log.level":                              "info",
+	"log.format":                             "json",
+	"neo4j.uri":                              "bolt://127.0.0.1:7687",
+	"neo4j.user":                             "neo4j",
+	"neo4j.password":                         "",
+	"neo4j.database":                         "neo4j",
+	"neo4j.max_pool_size":                    50,
+	"neo4j.connect_timeout":                  "5s",
+	"neo4j.max_retry_time":                   "5s",
+	"neo4j.migrate_on_start":                 true,
+	"auth.keys":                              []map[string]any{},
+	"auth.jwt.issuer":                        "",
+	"auth.jwt.audience":                      "",
+	"auth.jwt.jwks_file":                     "",
+	"auth.jwt.jwks_url":                      "",
+	"auth.jwt.refresh":                       "1h",
+	"auth.jwt.claim":                         "sub",
+	"auth.jwt.requester_prefix":              "",
+	"llm.provider":                           "",
+	"llm.base_url":                           "",
+	"llm.api_key":                            "",
+	"llm.model":                              "gpt-4o-mini",
+	"llm.timeout":                            "60s",
+	"llm.max_concurrency":                    4,
+	"llm.max_retries":                        4,
+	"llm.structured_output":                  "auto",
+	"llm.max_tokens":                         2048,
+	"embedder.provider":                      "",
+	"embedder.base_url":                      "",
+	"embedder.api_key":                       "",
+	"embedder.model":                         "text-embedding-3-small",
+	"embedder.dimensions":                    0,
+	"embedder.timeout":                       "30s",
+	"memory.default_visibility":              "private",
+	"memory.allow_private":                   true,
+	"memory.refuse_credentials":              true,
+	"memory.max_content_bytes":               256 << 10,
+	"memory.batch_max_items":                 10,
+	"memory.page_size_default":               20,
+	"memory.page_size_max":                   100,
+	"memory.expiry_sweep":                    "1m",
+	"limits.public_writes_per_agent_per_day": 0,
+	"ingest.workers":                         4,
+	"ingest.lease":                           "2m",
+	"ingest.max_attempts":                    5,
+	"ingest.backoff":                         "2s",
+	"ingest.poll":                            "250ms",
+	"ingest.scope":                           "",
+	"ingest.entity_types":                    []map[string]any{},
 }
 
 // Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it
@@ -496,6 +505,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Ingest.Backoff < 0 {
 		add("ingest.backoff", "must not be negative, got %v", c.Ingest.Backoff)
+	}
+	if c.Limits.PublicWritesPerAgentPerDay < 0 {
+		add("limits.public_writes_per_agent_per_day", "must not be negative, got %d", c.Limits.PublicWritesPerAgentPerDay)
 	}
 	if c.Memory.ExpirySweep < 0 {
 		add("memory.expiry_sweep", "must not be negative, got %v", c.Memory.ExpirySweep)

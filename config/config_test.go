@@ -208,6 +208,7 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"StructuredOutput", "", map[string]string{"MEMGATE_LLM_STRUCTURED_OUTPUT": "xml"}, "llm.structured_output"},
 		{"MaxTokens", "llm:\n  max_tokens: 0\n", nil, "llm.max_tokens"},
 		{"ExpirySweep", "memory:\n  expiry_sweep: -1s\n", nil, "memory.expiry_sweep"},
+		{"PublicWriteQuota", "", map[string]string{"MEMGATE_LIMITS_PUBLIC_WRITES_PER_AGENT_PER_DAY": "-5"}, "limits.public_writes_per_agent_per_day"},
 		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
 	}
 	for _, tc := range cases {

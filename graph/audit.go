@@ -19,6 +19,7 @@ const (
 	AuditShareGranted      = "share_granted"      // an owner shared an agent's private space
 	AuditShareRevoked      = "share_revoked"      // and took it back
 	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or a lapsed one was used
+	AuditQuotaExceeded     = "quota_exceeded"     // a write refused by the public-write quota
 )
 
 // AuditEvent is an :AuditEvent node in the system space. It never holds memory

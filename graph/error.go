@@ -6,6 +6,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. They describe what went wrong, never how a transport shows it: the
@@ -20,6 +21,7 @@ const (
 	EFORBIDDEN       = "forbidden"       // visible, but the requester may not change it
 	ETOOLARGE        = "too_large"       // body or field over its limit
 	ERATELIMITED     = "rate_limited"    // the host key sent more requests than its rate; retry after a while
+	EQUOTA           = "quota_exceeded"  // a daily quota is used up; retry after RetryAfter
 	EUNAVAILABLE     = "unavailable"     // a dependency (Neo4j, the LLM) cannot be reached; retry later
 	EINTERNAL        = "internal"        // a bug or an unexpected failure; details are logged, not returned
 )
@@ -30,6 +32,8 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error
+	// RetryAfter, when set, is when the request may succeed again (EQUOTA).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

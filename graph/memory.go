@@ -57,8 +57,14 @@ type Episode struct {
 	PromotedBy        string
 	PromotedAt        *time.Time
 
+	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
+	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and
+	// refuses it with EQUOTA over the limit. Not stored.
+	PublicQuota int
+
 	// IdempotencyKey is the hash of host key, requester and the client's key;
 	// RequestHash the hash of the request it came with. Neither is shown to clients.
+	// An episode refused by its quota fails with EQUOTA.
 	IdempotencyKey string
 	RequestHash    string
 }

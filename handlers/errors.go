@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,6 +24,7 @@ var statusOf = map[string]int{
 	graph.EFORBIDDEN:       http.StatusForbidden,
 	graph.ETOOLARGE:        http.StatusRequestEntityTooLarge,
 	graph.ERATELIMITED:     http.StatusTooManyRequests,
+	graph.EQUOTA:           http.StatusTooManyRequests,
 	graph.EUNAVAILABLE:     http.StatusServiceUnavailable,
 	graph.EINTERNAL:        http.StatusInternalServerError,
 }
@@ -51,6 +54,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		if code == graph.EUNAUTHENTICATED {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="memgate"`)
+		}
+		var ge *graph.Error
+		if errors.As(err, &ge) && ge.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(ge.RetryAfter.Round(time.Second)/time.Second)))
 		}
 		body := ErrorBody{Error: ErrorDetail{Code: code, Message: message, RequestID: requestID(c)}}
 		if c.Request().Method == http.MethodHead {

@@ -199,7 +199,16 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.ID, idemKey)
 		e.RequestHash = requestHash(m)
 	}
+	if d.Space.Kind == graph.SpacePublic {
+		e.PublicQuota = s.Limits.PublicWritesPerDay
+	}
 	res := s.Mem.CreateEpisodes(ctx, []*graph.Episode{e})[0]
+	if graph.ErrorCode(res.Err) == graph.EQUOTA {
+		reason := fmt.Sprintf("over %d public writes a day", e.PublicQuota)
+		if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditQuotaExceeded, m.AgentID, e.GroupID, reason)); err != nil {
+			return Added{}, graph.Wrap(graph.EUNAVAILABLE, err, "the write was refused by its quota but the refusal could not be recorded; retry later")
+		}
+	}
 	if res.Err != nil {
 		return Added{}, res.Err
 	}

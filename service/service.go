@@ -23,6 +23,8 @@ type Limits struct {
 	BatchMaxItems     int
 	PageSizeDefault   int
 	PageSizeMax       int
+	// PublicWritesPerDay caps each agent's public writes per UTC day; 0: no cap.
+	PublicWritesPerDay int
 }
 
 // Service is the application layer.

@@ -173,6 +173,7 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
 			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax,
+			PublicWritesPerDay: cfg.Limits.PublicWritesPerAgentPerDay,
 		},
 	}
 }

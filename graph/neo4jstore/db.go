@@ -67,7 +67,7 @@ var queryNames = []string{
 	"episode_delete", "episode_expired", "episode_expire_lock",
 	"audit_create", "audit_list",
 	"principal_resolve", "principal_set_promoter",
-	"agent_create", "agent_get", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare",
+	"agent_create", "agent_get", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
 	"share_lapsed", "share_lapse",
 	"team_create", "team_get", "team_member_set", "team_member_remove",
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",

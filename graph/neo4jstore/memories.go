@@ -3,7 +3,9 @@ package neo4jstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -53,10 +55,18 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 			return graph.CreateResult{Err: errKeyReused}
 		}
 	}
-	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_create", episodeParams(e))
-	if err == nil && len(records) == 0 {
-		return graph.CreateResult{Err: errAgentGone}
-	}
+	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		if e.PublicQuota > 0 {
+			if err := db.txPublicWrite(ctx, tx, e); err != nil {
+				return nil, err
+			}
+		}
+		records, err := db.txRun(ctx, tx, "episode_create", episodeParams(e))
+		if err == nil && len(records) == 0 {
+			return nil, errAgentGone
+		}
+		return nil, err
+	})
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -67,6 +77,24 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 		return graph.CreateResult{Err: err}
 	}
 	return graph.CreateResult{Episode: e}
+}
+
+// txPublicWrite counts e against its agent's public-write quota for the UTC day of
+// e.CreatedAt, or fails with EQUOTA and when to retry (the next UTC day).
+func (db *DB) txPublicWrite(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode) error {
+	day := e.CreatedAt.UTC().Truncate(24 * time.Hour)
+	records, err := db.txRun(ctx, tx, "agent_public_write",
+		map[string]any{"agent": e.AgentID, "day": day.Format(time.DateOnly), "limit": int64(e.PublicQuota)})
+	switch {
+	case err != nil:
+		return err
+	case len(records) == 0:
+		return errAgentGone
+	case num(records[0].Values[0]) >= int64(e.PublicQuota):
+		return &graph.Error{Code: graph.EQUOTA, RetryAfter: day.Add(24 * time.Hour).Sub(e.CreatedAt),
+			Message: fmt.Sprintf("agent %s has made its %d public writes of the day (UTC); retry after midnight UTC", e.AgentID, e.PublicQuota)}
+	}
+	return nil
 }
 
 func replay(prior, e *graph.Episode, err error) graph.CreateResult {
