@@ -150,6 +150,17 @@ type Memory struct {
 	// ExpirySweep is how often expired memories are erased; 0: this process does not
 	// sweep (reads hide them anyway).
 	ExpirySweep time.Duration `yaml:"expiry_sweep"`
+	// VisibilityRules classify a write by its content, first match wins: a public or
+	// team write whose content matches a rule's pattern is stored in the agent's
+	// private space instead. A rule only narrows, so its visibility is private.
+	VisibilityRules []VisibilityRule `yaml:"visibility_rules"`
+}
+
+// VisibilityRule is one content rule: an RE2 pattern and the visibility it imposes.
+type VisibilityRule struct {
+	Name       string `yaml:"name"` // shown on the memory; default visibility_rules[i]
+	Pattern    string `yaml:"pattern"`
+	Visibility string `yaml:"visibility"`
 }
 
 type Ingest struct {
@@ -237,6 +248,7 @@ var defaults = map[string]any{
 	"ingest.poll":                            "250ms",
 	"ingest.scope":                           "",
 	"ingest.entity_types":                    []map[string]any{},
+	"memory.visibility_rules":                []map[string]any{},
 }
 
 // Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it
@@ -286,7 +298,8 @@ func unknownKeys(v *viper.Viper) error {
 		if _, ok := defaults[key]; ok {
 			continue
 		}
-		if strings.HasPrefix(key, "auth.keys") || strings.HasPrefix(key, "ingest.entity_types") {
+		if strings.HasPrefix(key, "auth.keys") || strings.HasPrefix(key, "ingest.entity_types") ||
+			strings.HasPrefix(key, "memory.visibility_rules") {
 			continue
 		}
 		unknown = append(unknown, key)
@@ -299,6 +312,11 @@ func unknownKeys(v *viper.Viper) error {
 
 // fillDerived resolves the defaults that depend on other keys.
 func (c *Config) fillDerived() {
+	for i := range c.Memory.VisibilityRules {
+		if c.Memory.VisibilityRules[i].Name == "" {
+			c.Memory.VisibilityRules[i].Name = fmt.Sprintf("visibility_rules[%d]", i)
+		}
+	}
 	if c.LLM.Provider == "" {
 		c.LLM.Provider = ProviderHeuristic
 		if c.LLM.BaseURL != "" || c.LLM.APIKey != "" {
@@ -508,6 +526,21 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.PublicWritesPerAgentPerDay < 0 {
 		add("limits.public_writes_per_agent_per_day", "must not be negative, got %d", c.Limits.PublicWritesPerAgentPerDay)
+	}
+	for i, r := range c.Memory.VisibilityRules {
+		key := fmt.Sprintf("memory.visibility_rules[%d]", i)
+		if _, err := regexp.Compile(r.Pattern); err != nil || r.Pattern == "" {
+			add(key+".pattern", "%q is not an RE2 pattern", r.Pattern)
+		}
+		switch {
+		case r.Visibility != "private":
+			add(key+".visibility", "%q: a rule may only narrow a write to private", r.Visibility)
+		case !c.Memory.AllowPrivate:
+			add(key+".visibility", "is private but memory.allow_private is false")
+		}
+		if len(r.Name) > 64 {
+			add(key+".name", "is longer than 64 bytes")
+		}
 	}
 	if c.Memory.ExpirySweep < 0 {
 		add("memory.expiry_sweep", "must not be negative, got %v", c.Memory.ExpirySweep)

@@ -208,6 +208,9 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"StructuredOutput", "", map[string]string{"MEMGATE_LLM_STRUCTURED_OUTPUT": "xml"}, "llm.structured_output"},
 		{"MaxTokens", "llm:\n  max_tokens: 0\n", nil, "llm.max_tokens"},
 		{"ExpirySweep", "memory:\n  expiry_sweep: -1s\n", nil, "memory.expiry_sweep"},
+		{"VisibilityRulePattern", "memory:\n  visibility_rules:\n    - pattern: \"(unclosed\"\n      visibility: private\n", nil, "memory.visibility_rules[0].pattern"},
+		{"VisibilityRuleWidens", "memory:\n  visibility_rules:\n    - pattern: x\n      visibility: private\n    - pattern: shareable\n      visibility: public\n", nil, "memory.visibility_rules[1].visibility"},
+		{"VisibilityRuleNoPrivate", "memory:\n  allow_private: false\n  default_visibility: public\n  visibility_rules:\n    - pattern: x\n      visibility: private\n", nil, "memory.visibility_rules[0].visibility"},
 		{"PublicWriteQuota", "", map[string]string{"MEMGATE_LIMITS_PUBLIC_WRITES_PER_AGENT_PER_DAY": "-5"}, "limits.public_writes_per_agent_per_day"},
 		{"NotANumber", "", map[string]string{"MEMGATE_INGEST_WORKERS": "many"}, "workers"},
 	}
@@ -241,5 +244,16 @@ func TestParseBytes(t *testing.T) {
 		if _, err := config.ParseBytes(in); err == nil {
 			t.Errorf("ParseBytes(%q) succeeded", in)
 		}
+	}
+}
+
+func TestLoad_VisibilityRules(t *testing.T) {
+	c, err := load(t, "memory:\n  visibility_rules:\n    - name: ssn\n      pattern: '\\b\\d{3}-\\d{2}-\\d{4}\\b'\n      visibility: private\n    - pattern: '(?i)confidential'\n      visibility: private\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Memory.VisibilityRules
+	if len(got) != 2 || got[0].Name != "ssn" || got[0].Pattern != `\b\d{3}-\d{2}-\d{4}\b` || got[1].Name != "visibility_rules[1]" {
+		t.Fatalf("rules %+v", got)
 	}
 }

@@ -56,6 +56,7 @@ type Episode struct {
 	PromotedFromGroup string // the original's group_id: who cannot see it is not shown PromotedFrom
 	PromotedBy        string
 	PromotedAt        *time.Time
+	VisibilityRule    string // the memory.visibility_rules rule that narrowed its space, if one did
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and

@@ -91,6 +91,7 @@ type memoryView struct {
 	PromotedFrom      string          `json:"promoted_from,omitempty"`
 	PromotedBy        string          `json:"promoted_by,omitempty"`
 	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
+	VisibilityRule    string          `json:"visibility_rule,omitempty"`
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -100,21 +101,23 @@ func viewOf(e *graph.Episode) memoryView {
 		Attempts: e.Attempts, LastError: e.LastError, Source: e.Source, SourceDescription: e.SourceDescription,
 		Content: e.Content, Messages: e.Messages, Metadata: e.Metadata, Tags: e.Tags, Priority: e.Priority,
 		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
-		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt,
+		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, VisibilityRule: e.VisibilityRule,
 	}
 }
 
 // accepted is the answer to an add: the episode is stored and queued.
 type accepted struct {
-	ID       string `json:"id"`
-	GroupID  string `json:"group_id"`
-	Status   string `json:"status"`
-	Confined bool   `json:"confined"`
-	Replayed bool   `json:"replayed,omitempty"`
+	ID             string `json:"id"`
+	GroupID        string `json:"group_id"`
+	Status         string `json:"status"`
+	Confined       bool   `json:"confined"`
+	VisibilityRule string `json:"visibility_rule,omitempty"`
+	Replayed       bool   `json:"replayed,omitempty"`
 }
 
 func acceptedOf(a service.Added) accepted {
-	return accepted{ID: a.Episode.UUID, GroupID: a.Episode.GroupID, Status: a.Episode.Status, Confined: a.Confined, Replayed: a.Replayed}
+	return accepted{ID: a.Episode.UUID, GroupID: a.Episode.GroupID, Status: a.Episode.Status, Confined: a.Confined,
+		VisibilityRule: a.Episode.VisibilityRule, Replayed: a.Replayed}
 }
 
 const maxIdempotencyKey = 255

@@ -58,7 +58,7 @@ func TestQuota_PublicWrites(t *testing.T) {
 			t.Fatalf("public write over the quota: %d %s", status, body)
 		}
 		now := time.Now().UTC()
-		untilMidnight := now.Truncate(24*time.Hour).Add(24*time.Hour).Sub(now).Seconds()
+		untilMidnight := now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now).Seconds()
 		retry, err := strconv.Atoi(header.Get("Retry-After"))
 		if err != nil || float64(retry) < untilMidnight-5 || float64(retry) > untilMidnight+5 {
 			t.Errorf("Retry-After %q, want about %.0f s (the next UTC day)", header.Get("Retry-After"), untilMidnight)

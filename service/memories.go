@@ -184,17 +184,22 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
 		return Added{}, err
 	}
+	content := renderContent(m)
+	rule := s.classify(space, m.AgentID, content)
+	if rule != "" {
+		space = graph.PrivateSpace(m.AgentID)
+	}
 	d := s.Auth.Write(c.P, m.AgentID, space)
 	if d.Effect == access.Deny {
 		return Added{}, s.deny(ctx, c, m.AgentID, space.GroupID(), d.Reason)
 	}
-	content := renderContent(m)
 	if s.Limits.RefuseCredentials {
 		if err := refuseCredentials(m, content); err != nil {
 			return Added{}, err
 		}
 	}
 	e := s.newEpisode(c, m, d.Space, content)
+	e.VisibilityRule = rule
 	if idemKey != "" {
 		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.ID, idemKey)
 		e.RequestHash = requestHash(m)
@@ -213,6 +218,21 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 		return Added{}, res.Err
 	}
 	return Added{Episode: res.Episode, Confined: d.Effect == access.Confine, Replayed: res.Replayed}, nil
+}
+
+// classify returns the name of the first visibility rule whose pattern matches a
+// public or team write's content, or "": such a write goes to the agent's private
+// space. Rules never widen, so private writes are left alone.
+func (s *Service) classify(space graph.Space, agent, content string) string {
+	if space.Kind != graph.SpacePublic && space.Kind != graph.SpaceTeam {
+		return ""
+	}
+	for _, r := range s.Limits.VisibilityRules {
+		if r.Pattern.MatchString(content) {
+			return r.Name
+		}
+	}
+	return ""
 }
 
 // refuseCredentials checks every string a memory stores: its content, metadata, tags
@@ -417,7 +437,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp.Status, cp.Attempts, cp.LastError = graph.StatusQueued, 0, ""
 		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
 		cp.PromotedFrom, cp.PromotedFromGroup, cp.PromotedBy, cp.PromotedAt = e.UUID, e.GroupID, c.P.ID, &now
-		cp.IdempotencyKey, cp.RequestHash = "", ""
+		cp.IdempotencyKey, cp.RequestHash, cp.VisibilityRule = "", "", ""
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
 	if err != nil {

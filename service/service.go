@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,6 +26,15 @@ type Limits struct {
 	PageSizeMax       int
 	// PublicWritesPerDay caps each agent's public writes per UTC day; 0: no cap.
 	PublicWritesPerDay int
+	// VisibilityRules narrow public and team writes whose content matches to the
+	// agent's private space, first match wins.
+	VisibilityRules []VisibilityRule
+}
+
+// VisibilityRule is a content rule of memory.visibility_rules.
+type VisibilityRule struct {
+	Name    string
+	Pattern *regexp.Regexp
 }
 
 // Service is the application layer.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -173,9 +174,18 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
 			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax,
-			PublicWritesPerDay: cfg.Limits.PublicWritesPerAgentPerDay,
+			PublicWritesPerDay: cfg.Limits.PublicWritesPerAgentPerDay, VisibilityRules: visibilityRules(cfg.Memory.VisibilityRules),
 		},
 	}
+}
+
+// visibilityRules compiles memory.visibility_rules (config.Load has checked them).
+func visibilityRules(rules []config.VisibilityRule) []service.VisibilityRule {
+	out := make([]service.VisibilityRule, len(rules))
+	for i, r := range rules {
+		out[i] = service.VisibilityRule{Name: r.Name, Pattern: regexp.MustCompile(r.Pattern)}
+	}
+	return out
 }
 
 // newRunner builds the ingestion pipeline from the configured providers: an

@@ -33,8 +33,8 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"agent_id": e.AgentID, "status": e.Status, "attempts": int64(e.Attempts), "last_error": e.LastError,
 		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
-		"promoted_from_group_id": e.PromotedFromGroup,
-		"request_hash":           e.RequestHash, "content_terms": terms(e.Content),
+		"promoted_from_group_id": e.PromotedFromGroup, "visibility_rule": e.VisibilityRule,
+		"request_hash": e.RequestHash, "content_terms": terms(e.Content),
 	}
 	if e.IdempotencyKey != "" {
 		p["idempotency_key"] = e.IdempotencyKey
@@ -75,6 +75,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		Attempts: int(num(p["attempts"])), LastError: str(p["last_error"]), RequesterID: str(p["requester_id"]),
 		HostKey: str(p["host_key"]), Priority: str(p["priority"]), ContentHash: str(p["content_hash"]),
 		PromotedFrom: str(p["promoted_from"]), PromotedFromGroup: str(p["promoted_from_group_id"]), PromotedBy: str(p["promoted_by"]),
+		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
