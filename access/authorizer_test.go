@@ -143,6 +143,9 @@ func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, 
 		}
 		return "404", true
 	case "search":
+		if s.Kind == graph.SpaceTeam && !pol.Visible(p).Contains(s.GroupID()) {
+			return "404", true // a scope the requester cannot read, as a list
+		}
 		if pol.VisibleForAgent(p, agent, []graph.Space{s}).Contains(s.GroupID()) {
 			return "found", true
 		}

@@ -136,7 +136,7 @@ func (a *api) listFacts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.svc.ListFacts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"),
+	page, err := a.svc.ListFacts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"), c.QueryParam("space"),
 		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +101,7 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/whoami", whoami(d.Keys))
 	a := &api{svc: d.Service}
 	a.routes(v1)
+	methodNotAllowed(e)
 	// MCP: the same host key and requester checks as /v1 before the MCP server sees
 	// a request.
 	// The server is stateless, so POST is its one method: echo answers GET (a stream)
@@ -121,6 +123,33 @@ func New(d Deps) *echo.Echo {
 		return nil
 	}, authenticate(d.Keys), limit, a.requester)
 	return e
+}
+
+// MethodNotAllowedRoute names the routes methodNotAllowed adds.
+const MethodNotAllowedRoute = "memgate:method-not-allowed"
+
+// methodNotAllowed answers a known /v1 path asked with a method it does not serve
+// with 405 and Allow. Without it the catch-all echo adds for the group's middleware
+// would answer 404, as for a path that does not exist.
+func methodNotAllowed(e *echo.Echo) {
+	allowed := map[string][]string{}
+	for _, r := range e.Routes() {
+		if strings.HasPrefix(r.Path, "/v1/") && !strings.HasSuffix(r.Path, "/*") {
+			allowed[r.Path] = append(allowed[r.Path], r.Method)
+		}
+	}
+	for path, methods := range allowed {
+		slices.Sort(methods)
+		allow := strings.Join(methods, ", ")
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if !slices.Contains(methods, m) {
+				e.Add(m, path, func(c echo.Context) error {
+					c.Response().Header().Set(echo.HeaderAllow, allow)
+					return echo.NewHTTPError(http.StatusMethodNotAllowed, c.Request().Method+" is not a method of this path; it takes "+allow)
+				}).Name = MethodNotAllowedRoute
+			}
+		}
+	}
 }
 
 // mcpHeaders checks what the streamable HTTP transport requires of a POST: a JSON

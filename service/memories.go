@@ -378,7 +378,7 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 		if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
 			return graph.EpisodePage{}, err
 		}
-		return s.Mem.ListEpisodes(ctx, s.Auth.VisibleForAgent(c.P, q.AgentID, nil), "", q.Page)
+		return s.Mem.ListEpisodes(ctx, s.agentView(c, q.AgentID), q.AgentID, q.Page)
 	}
 	space, err := graph.ParseSpaceName(q.AgentID, q.Space)
 	if err != nil {
@@ -397,6 +397,17 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 		return graph.EpisodePage{}, graph.Errorf(graph.ENOTFOUND, "space not found")
 	}
 	return s.Mem.ListEpisodes(ctx, graph.Visible{GroupIDs: []string{space.GroupID()}}, agentFilter, q.Page)
+}
+
+// agentView is every space c sees for agent: its public space, its private one where
+// c may read it, c's teams and global. A list about the agent shows what the agent
+// wrote in them.
+func (s *Service) agentView(c Call, agent string) graph.Visible {
+	scopes := []graph.Space{graph.GlobalSpace}
+	for team := range c.P.Teams {
+		scopes = append(scopes, graph.TeamSpace(team))
+	}
+	return s.Auth.VisibleForAgent(c.P, agent, scopes)
 }
 
 // Delete removes a memory and what only it supports. ENOTFOUND when the caller cannot

@@ -69,6 +69,9 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
 			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
 		}
+		if !s.Auth.Visible(c.P).Contains(sp.GroupID()) {
+			return nil, graph.Errorf(graph.ENOTFOUND, "space %s not found", name)
+		}
 		scopes = append(scopes, sp)
 	}
 	for _, target := range s.Auth.CraftedTargets(c.P, q.Query) {
@@ -208,9 +211,11 @@ func (s *Service) optional(err error) error {
 	return nil
 }
 
-// ListFacts lists the facts of an agent's spaces the caller can see, newest first,
-// whatever their time (export reads a whole memory with it).
-func (s *Service) ListFacts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (graph.FactPage, error) {
+// ListFacts lists the facts of every space the caller sees for an agent (its private
+// and public spaces, the caller's teams, global), or of the one space named, newest
+// first, whatever their time (export reads a whole memory with it). A space the caller
+// cannot read answers ENOTFOUND.
+func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (graph.FactPage, error) {
 	limit, err := s.pageSize(page.Limit)
 	if err != nil {
 		return graph.FactPage{}, err
@@ -223,7 +228,17 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID string, page gr
 		return graph.FactPage{}, err
 	}
 	s.noteExpiredShare(ctx, c, agentID)
-	return s.Find.Facts(ctx, s.Auth.VisibleForAgent(c.P, agentID, nil), page)
+	if space == "" {
+		return s.Find.Facts(ctx, s.agentView(c, agentID), page)
+	}
+	sp, err := graph.ParseSpaceName(agentID, space)
+	if err != nil {
+		return graph.FactPage{}, err
+	}
+	if !s.Auth.Visible(c.P).Contains(sp.GroupID()) {
+		return graph.FactPage{}, graph.Errorf(graph.ENOTFOUND, "space not found")
+	}
+	return s.Find.Facts(ctx, graph.Visible{GroupIDs: []string{sp.GroupID()}}, page)
 }
 
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
