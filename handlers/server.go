@@ -13,8 +13,8 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 

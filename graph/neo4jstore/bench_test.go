@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/cypher"
@@ -175,9 +176,21 @@ func BenchmarkEpisodeSearch(b *testing.B) {
 	)
 }
 
+// principalBefore is principal_resolve as it was before time-bounded shares (issue 20),
+// run beside today's query so the cost of the expiry checks is measured in one run.
+const principalBefore = `OPTIONAL MATCH (p:Principal {id: $id})
+RETURN coalesce(p.promoter, false) AS promoter,
+       COLLECT { MATCH (p)-[m:MEMBER_OF]->(t:Team) RETURN [t.name, m.role] } AS teams,
+       COLLECT { MATCH (a:Agent {owner_id: $id}) RETURN a.id } AS owns,
+       COLLECT { MATCH (s:Agent)-[:SHARED_WITH]->(p) RETURN s.id } AS shared`
+
 // BenchmarkPrincipal (after the search benchmark, so it meets a warm database)
 // measures what every request pays before its work: resolving the
-// requester from Neo4j and computing its visible set.
+// requester from Neo4j and computing its visible set. The requester owns three agents,
+// is in two teams and holds three shares: one without an end, one until tomorrow and
+// one lapsed.
+func ptr[T any](v T) *T { return &v }
+
 func BenchmarkPrincipal(b *testing.B) {
 	db := neo4jtest.DB(b)
 	ctx := context.Background()
@@ -198,18 +211,50 @@ func BenchmarkPrincipal(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	for i, until := range []*time.Time{nil, ptr(time.Now().Add(24 * time.Hour)), ptr(time.Now().Add(time.Second))} {
+		other := fmt.Sprintf("bench-s-%s-%d", run, i)
+		if err := db.CreateAgent(ctx, &graph.Agent{ID: other, OwnerID: "bench-other-" + run, CreatedAt: time.Now()}, root()); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.SetShare(ctx, other, requester, true, until, root()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for { // until the third share has lapsed
+		f, err := db.ResolvePrincipal(ctx, requester)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(f.ExpiredShares) == 1 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	before, err := neo4j.NewDriverWithContext(neo4jtest.URI(b), neo4j.NoAuth())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer before.Close(ctx)
 	pol := access.Policy{AllowPrivate: true}
 	host := access.Host{Name: "bench", Trusted: true}
 	sideBySide(b,
 		variant{"round-trip-floor", func() error { return db.Ping(ctx) }},
+		variant{"resolve-before-issue-20", func() error {
+			res, err := neo4j.ExecuteQuery(ctx, before, principalBefore, map[string]any{"id": requester},
+				neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase("neo4j"), neo4j.ExecuteQueryWithReadersRouting())
+			if err != nil || len(res.Records) != 1 {
+				return fmt.Errorf("%v, %d rows", err, len(res.Records))
+			}
+			return nil
+		}},
 		variant{"resolve", func() error {
 			f, err := db.ResolvePrincipal(ctx, requester)
 			if err != nil {
 				return err
 			}
 			p := access.NewPrincipal(requester, host, f)
-			if v := pol.Visible(p); len(v.GroupIDs) != 9 {
-				return fmt.Errorf("visible set has %d spaces, want 9", len(v.GroupIDs))
+			if v := pol.Visible(p); len(v.GroupIDs) != 11 || len(p.ExpiredShares) != 1 {
+				return fmt.Errorf("visible set has %d spaces, want 9 and two shares; %d lapsed shares, want 1", len(v.GroupIDs), len(p.ExpiredShares))
 			}
 			return nil
 		}},
