@@ -1,11 +1,9 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,15 +171,7 @@ func TestExpiry(t *testing.T) {
 	}
 
 	// The sweeper erases the expired memories; two at once erase and audit each once.
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			if _, err := svc.SweepExpired(context.Background()); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	sweepTwice(t, svc)
 	for _, id := range append([]string{ephemeral}, notes...) {
 		if n := neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": id}); n != 0 {
 			t.Errorf("memory %s is still stored after the sweep", id)

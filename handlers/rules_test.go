@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/service"
 )
 
@@ -20,16 +19,8 @@ func TestVisibilityRules(t *testing.T) {
 			{Name: "confidential", Pattern: regexp.MustCompile(`(?i)\bconfidential\b`)},
 		}
 	})
-	suffix := randomSuffix()
-	neo4jtest.Forget(t, suffix)
-	as := func(who, key string) client {
-		return client{t: t, base: srv.URL, key: matrixKeys[key], requester: "vr-" + who + "-" + suffix}
-	}
-	owner, other, admin := as("owner", "trusted"), as("other", "trusted"), as("root", "admin")
-	agent, team := "vr-agent-"+suffix, "vr-team-"+suffix
-	owner.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
-	admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
-	admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+owner.requester, map[string]any{"role": "writer"}, nil)
+	w := newTeamWorld(t, srv.URL, "vr")
+	owner, other, agent, team := w.owner, w.other, w.agent, w.team
 
 	type accepted struct {
 		ID             string `json:"id"`

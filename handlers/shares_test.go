@@ -1,10 +1,8 @@
 package handlers_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,15 +110,7 @@ func TestShare_Expires(t *testing.T) {
 		t.Errorf("use of the expired share: audit %+v", used.Events)
 	}
 
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			if _, err := svc.SweepExpired(context.Background()); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	sweepTwice(t, svc)
 	var lapsed events
 	admin.must(http.StatusOK, "GET", "/v1/audit?kind=share_expired&actor="+service.Sweeper+"&subject="+agent, nil, &lapsed)
 	if len(lapsed.Events) != 1 || !strings.Contains(lapsed.Events[0].Reason, carol.requester+" lapsed") {

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-
-	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 // TestAgentView: listing an agent's memories covers every space the requester sees for
@@ -15,16 +13,8 @@ import (
 func TestAgentView(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
-	suffix := randomSuffix()
-	neo4jtest.Forget(t, suffix)
-	as := func(who, key string) client {
-		return client{t: t, base: srv.URL, key: matrixKeys[key], requester: "av-" + who + "-" + suffix}
-	}
-	owner, other, admin := as("owner", "trusted"), as("other", "trusted"), as("root", "admin")
-	agent, team := "av-agent-"+suffix, "av-team-"+suffix
-	owner.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
-	admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
-	admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+owner.requester, map[string]any{"role": "writer"}, nil)
+	w := newTeamWorld(t, srv.URL, "av")
+	owner, other, admin, agent, team := w.owner, w.other, w.admin, w.agent, w.team
 	admin.must(http.StatusNoContent, "PUT", "/v1/promoters/"+owner.requester, nil, nil)
 
 	ids := map[string]string{}
