@@ -45,11 +45,17 @@ func TestExpiry(t *testing.T) {
 	for i := range 4 {
 		notes = append(notes, add(fmt.Sprintf("Dana lives in Porto %d.", i), &expiresAt))
 	}
+	session := mcpSession(t, srv.URL, matrixKeys["trusted"], owner.requester)
+	var viaMCP added
+	if !callTool(t, session, "add_memory", map[string]any{"agent_id": agent, "content": "Dana lives in Faro.",
+		"expires_at": expiresAt.Format(time.RFC3339Nano)}, &viaMCP) {
+		t.Fatalf("MCP add_memory with expires_at: %+v", viaMCP)
+	}
+	notes = append(notes, viaMCP.ID)
 	for _, id := range append([]string{ephemeral}, notes...) {
 		waitStatus(t, owner, id)
 	}
 
-	session := mcpSession(t, srv.URL, matrixKeys["trusted"], owner.requester)
 	search := func(extra map[string]any) searchResult {
 		body := map[string]any{"agent_id": agent, "query": "Carol Lisbon Alice Acme"}
 		for k, v := range extra {

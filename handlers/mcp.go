@@ -28,6 +28,7 @@ type mcpAdd struct {
 	Visibility     string     `json:"visibility,omitempty" jsonschema:"private (the default: only the agent's owner reads it), public, or team"`
 	Team           string     `json:"team,omitempty" jsonschema:"the team, with visibility team"`
 	ReferenceTime  *time.Time `json:"reference_time,omitempty" jsonschema:"when it was said or happened (RFC 3339); default now"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty" jsonschema:"when to forget it (RFC 3339): from then on it is gone from every read and later erased"`
 	IdempotencyKey string     `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing that makes a retried call store the memory once"`
 }
 
@@ -155,7 +156,7 @@ func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, erro
 		return nil, graph.Errorf(graph.EINVALID, "idempotency_key is longer than %d bytes", maxIdempotencyKey)
 	}
 	added, errs := t.svc.Add(ctx, c, []service.NewMemory{{AgentID: in.AgentID, Text: in.Content, Visibility: in.Visibility,
-		Team: in.Team, ReferenceTime: in.ReferenceTime, Source: graph.SourceText, SourceDescription: "mcp"}}, in.IdempotencyKey)
+		Team: in.Team, ReferenceTime: in.ReferenceTime, ExpiresAt: in.ExpiresAt, Source: graph.SourceText, SourceDescription: "mcp"}}, in.IdempotencyKey)
 	if errs[0] != nil {
 		return nil, errs[0]
 	}
