@@ -50,6 +50,9 @@ type Authorizer interface {
 	Share(p Principal, agent *graph.Agent) Decision
 	// Admin decides the admin routes: teams, memberships, promoters, audit.
 	Admin(p Principal) Decision
+	// DissolveTeam decides deleting team and sending its memories back to their
+	// agents' private spaces (the team's owner or an admin host).
+	DissolveTeam(p Principal, team *graph.Team) Decision
 	// CraftedTargets returns the group_ids that query names with agent:<id> or
 	// team:<name> tokens and that lie outside what p may read.
 	CraftedTargets(p Principal, query string) []string
@@ -182,6 +185,13 @@ func (pol Policy) Share(p Principal, a *graph.Agent) Decision {
 		return allow(graph.PrivateSpace(a.ID))
 	}
 	return deny("only the agent's owner may share its private space")
+}
+
+func (pol Policy) DissolveTeam(p Principal, t *graph.Team) Decision {
+	if t.OwnerID == p.ID || p.Host.Admin {
+		return allow(graph.TeamSpace(t.Name))
+	}
+	return deny("only the team's owner or an admin host may dissolve it")
 }
 
 func (pol Policy) Admin(p Principal) Decision {

@@ -49,16 +49,12 @@ CALL () {
   // is stored. Reads hide a fact from its supported_until on (memory expiry).
   UNWIND $facts AS f
   MATCH ()-[r:RELATES_TO {uuid: f.uuid}]->()
-  OPTIONAL MATCH (x:Episodic) WHERE x.uuid IN r.episodes
-  WITH r, count(x) AS stored, count(x.expires_at) AS expiring, max(x.expires_at) AS latest
-  SET r.supported_until = CASE WHEN stored > 0 AND expiring = stored THEN latest END
+  {{fact_support}}
 }
 CALL () {
   // The same for each entity written or mentioned here, from the episodes mentioning it.
   UNWIND [m IN $mentions | m.entity] + [x IN $entities | x.uuid] AS id
   WITH DISTINCT id
   MATCH (n:Entity {uuid: id})
-  OPTIONAL MATCH (x:Episodic)-[:MENTIONS]->(n)
-  WITH n, count(x) AS stored, count(x.expires_at) AS expiring, max(x.expires_at) AS latest
-  SET n.supported_until = CASE WHEN stored > 0 AND expiring = stored THEN latest END
+  {{entity_support}}
 }

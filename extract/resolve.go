@@ -213,6 +213,11 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 			if !slices.Contains(f.Episodes, ep.UUID) {
 				f.Episodes = append(f.Episodes, ep.UUID)
 			}
+			if f.ExpiredAt != nil && f.InvalidAt == nil {
+				// Retracted when the memory stating it was changed, and stated again:
+				// it is current once more.
+				f.ExpiredAt = nil
+			}
 			if f.ValidAt == nil && xf.ValidAt != nil {
 				f.ValidAt = xf.ValidAt
 			}

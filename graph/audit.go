@@ -20,6 +20,9 @@ const (
 	AuditShareRevoked      = "share_revoked"      // and took it back
 	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or a lapsed one was used
 	AuditQuotaExceeded     = "quota_exceeded"     // a write refused by the public-write quota
+	AuditUpdated           = "updated"            // a memory changed in place (a new version)
+	AuditVisibilityChanged = "visibility_changed" // a memory moved to another space by its creator
+	AuditTeamDissolved     = "team_dissolved"     // a team deleted, its memories back in their creators' private spaces
 )
 
 // AuditEvent is an :AuditEvent node in the system space. It never holds memory

@@ -44,7 +44,16 @@ func (a *Agent) SharedWith() []string {
 type Team struct {
 	Name      string
 	CreatedAt time.Time
+	OwnerID   string // the requester who created it; may dissolve it
 	Members   map[string]Role
+}
+
+// Dissolution is what dissolving a team moves, or would: per creating agent, how many
+// of the team space's memories go back to its private space, and how many are erased
+// because their agent no longer exists.
+type Dissolution struct {
+	Moved  map[string]int
+	Erased int
 }
 
 // PrincipalFacts is what the store knows about a requester: everything the Authorizer
@@ -84,7 +93,17 @@ type Directory interface {
 	LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)
 
 	// CreateTeam returns ECONFLICT if the team exists.
-	CreateTeam(ctx context.Context, name string, ev *AuditEvent) error
+	CreateTeam(ctx context.Context, name, owner string, ev *AuditEvent) error
+	// TeamMemories counts what dissolving team would move (DissolveTeam's answer,
+	// without the change).
+	TeamMemories(ctx context.Context, team string) (Dissolution, error)
+	// DissolveTeam deletes team and its memberships and empties its space, in one
+	// transaction with the event audit returns: each memory goes back to its agent's
+	// private space, queued for extraction there with its versions, or is erased when
+	// the agent is gone; the space's entities and facts are deleted. The team's lock is
+	// held throughout, so a write to its space either lands before and is moved, or
+	// finds the team gone. ENOTFOUND if the team does not exist.
+	DissolveTeam(ctx context.Context, team string, audit func(Dissolution) *AuditEvent) (Dissolution, error)
 	// GetTeam returns ENOTFOUND if the team does not exist.
 	GetTeam(ctx context.Context, name string) (*Team, error)
 	// SetMember sets principal's role in team; an empty role removes the membership.

@@ -13,17 +13,18 @@ import (
 // handlers package maps each to an HTTP status in one place. The values are the codes
 // clients see in the JSON error body.
 const (
-	EINVALID         = "invalid"         // the request is malformed or a field is out of range
-	EUNPROCESSABLE   = "unprocessable"   // well-formed, but refused (credentials in content, key reuse)
-	ENOTFOUND        = "not_found"       // does not exist, or is not visible to the requester
-	ECONFLICT        = "conflict"        // exists already, or a concurrent change won
-	EUNAUTHENTICATED = "unauthenticated" // no or unknown host key
-	EFORBIDDEN       = "forbidden"       // visible, but the requester may not change it
-	ETOOLARGE        = "too_large"       // body or field over its limit
-	ERATELIMITED     = "rate_limited"    // the host key sent more requests than its rate; retry after a while
-	EQUOTA           = "quota_exceeded"  // a daily quota is used up; retry after RetryAfter
-	EUNAVAILABLE     = "unavailable"     // a dependency (Neo4j, the LLM) cannot be reached; retry later
-	EINTERNAL        = "internal"        // a bug or an unexpected failure; details are logged, not returned
+	EINVALID         = "invalid"             // the request is malformed or a field is out of range
+	EUNPROCESSABLE   = "unprocessable"       // well-formed, but refused (credentials in content, key reuse)
+	ENOTFOUND        = "not_found"           // does not exist, or is not visible to the requester
+	ECONFLICT        = "conflict"            // exists already, or a concurrent change won
+	EPRECONDITION    = "precondition_failed" // If-Match named a version that is no longer current
+	EUNAUTHENTICATED = "unauthenticated"     // no or unknown host key
+	EFORBIDDEN       = "forbidden"           // visible, but the requester may not change it
+	ETOOLARGE        = "too_large"           // body or field over its limit
+	ERATELIMITED     = "rate_limited"        // the host key sent more requests than its rate; retry after a while
+	EQUOTA           = "quota_exceeded"      // a daily quota is used up; retry after RetryAfter
+	EUNAVAILABLE     = "unavailable"         // a dependency (Neo4j, the LLM) cannot be reached; retry later
+	EINTERNAL        = "internal"            // a bug or an unexpected failure; details are logged, not returned
 )
 
 // Error is memgate's error type. Message is safe to show to the client; internal

@@ -57,6 +57,9 @@ type Episode struct {
 	PromotedBy        string
 	PromotedAt        *time.Time
 	VisibilityRule    string // the memory.visibility_rules rule that narrowed its space, if one did
+	Version           int    // 1 when written; each update adds one
+	UpdatedAt         *time.Time
+	UpdatedBy         string
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and
@@ -98,6 +101,13 @@ func (v Visible) Contains(groupID string) bool {
 		return ok && s.Kind == SpacePublic
 	}
 	return false
+}
+
+// Version is a memory as it stood before an update replaced it.
+type Version struct {
+	Memory     *Episode // its fields as they were; Version is its number
+	ReplacedAt time.Time
+	ReplacedBy string
 }
 
 // CreateResult is the outcome of storing one episode.
@@ -157,6 +167,19 @@ type Memories interface {
 	// the delete cascade in a transaction of its own with the event audit returns. A
 	// memory another process erases first is skipped. Returns how many it erased.
 	EraseExpired(ctx context.Context, limit int, audit func(*Episode) *AuditEvent) (int, error)
+
+	// UpdateEpisode replaces a visible episode with the one change returns, in one
+	// transaction with change's audit event: the episode is locked and read again
+	// first, so of two concurrent updates the second sees the first's version. The
+	// previous fields are kept as a Version. When the content or the space changes the
+	// episode is queued for extraction again and detached from what was derived from
+	// it: within its space the facts only it supported are expired (system time) and
+	// the rest no longer cite it; on a move to another space all of that is deleted
+	// from the old space instead. ENOTFOUND as for Get; change's error aborts.
+	UpdateEpisode(ctx context.Context, id string, vis Visible, change func(*Episode) (*Episode, *AuditEvent, error)) (*Episode, error)
+
+	// Versions returns a visible episode and its earlier versions, newest first.
+	Versions(ctx context.Context, id string, vis Visible) (*Episode, []Version, error)
 
 	// PromoteEpisode copies a visible episode into another space with provenance, in
 	// one transaction with the event authorize returns. ENOTFOUND as for Get.

@@ -3,7 +3,9 @@ package handlers
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,6 +47,8 @@ func (a *api) routes(g *echo.Group) {
 	g.GET("/memories", a.listMemories, a.requester)
 	g.GET("/memories/:id", a.getMemory, a.requester)
 	g.DELETE("/memories/:id", a.deleteMemory, a.requester)
+	g.PATCH("/memories/:id", a.updateMemory, a.requester)
+	g.GET("/memories/:id/versions", a.memoryVersions, a.requester)
 	g.POST("/memories/:id/promote", a.promoteMemory, a.requester)
 	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
 	g.GET("/facts", a.listFacts, a.requester)
@@ -60,6 +64,7 @@ func (a *api) routes(g *echo.Group) {
 
 	g.POST("/teams", a.createTeam, a.requester)
 	g.GET("/teams/:team", a.getTeam, a.requester)
+	g.DELETE("/teams/:team", a.dissolveTeam, a.requester)
 	g.PUT("/teams/:team/members/:principal", a.setMember, a.requester)
 	g.DELETE("/teams/:team/members/:principal", a.removeMember, a.requester)
 	g.PUT("/promoters/:principal", a.setPromoter(true), a.requester)
@@ -180,7 +185,8 @@ func (a *api) share(grant bool) echo.HandlerFunc {
 }
 
 type teamRequest struct {
-	Name string `json:"name"`
+	Name    string `json:"name"`
+	OwnerID string `json:"owner_id"`
 }
 
 func (a *api) createTeam(c echo.Context) error {
@@ -188,7 +194,7 @@ func (a *api) createTeam(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	if err := a.svc.CreateTeam(c.Request().Context(), callOf(c), req.Name); err != nil {
+	if err := a.svc.CreateTeam(c.Request().Context(), callOf(c), req.Name, req.OwnerID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"name": req.Name, "group_id": graph.TeamSpace(req.Name).GroupID()})
@@ -200,7 +206,39 @@ func (a *api) getTeam(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"name": t.Name, "group_id": graph.TeamSpace(t.Name).GroupID(),
-		"created_at": t.CreatedAt, "members": t.Members})
+		"created_at": t.CreatedAt, "owner_id": t.OwnerID, "members": t.Members})
+}
+
+// dissolveTeam deletes a team, or with ?dry_run=true says what that would move.
+func (a *api) dissolveTeam(c echo.Context) error {
+	dryRun := false
+	switch c.QueryParam("dry_run") {
+	case "", "false":
+	case "true":
+		dryRun = true
+	default:
+		return graph.Errorf(graph.EINVALID, "dry_run must be true or false")
+	}
+	d, err := a.svc.DissolveTeam(c.Request().Context(), callOf(c), c.Param("team"), dryRun)
+	if err != nil {
+		return err
+	}
+	type creator struct {
+		AgentID  string `json:"agent_id"`
+		Memories int    `json:"memories"`
+	}
+	out := struct {
+		Team     string    `json:"team"`
+		DryRun   bool      `json:"dry_run"`
+		Moved    int       `json:"moved"`
+		Erased   int       `json:"erased"`
+		Creators []creator `json:"creators"`
+	}{Team: c.Param("team"), DryRun: dryRun, Erased: d.Erased, Creators: []creator{}}
+	for _, agent := range slices.Sorted(maps.Keys(d.Moved)) {
+		out.Moved += d.Moved[agent]
+		out.Creators = append(out.Creators, creator{agent, d.Moved[agent]})
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 type memberRequest struct {

@@ -20,6 +20,7 @@ var statusOf = map[string]int{
 	graph.EUNPROCESSABLE:   http.StatusUnprocessableEntity,
 	graph.ENOTFOUND:        http.StatusNotFound,
 	graph.ECONFLICT:        http.StatusConflict,
+	graph.EPRECONDITION:    http.StatusPreconditionFailed,
 	graph.EUNAUTHENTICATED: http.StatusUnauthorized,
 	graph.EFORBIDDEN:       http.StatusForbidden,
 	graph.ETOOLARGE:        http.StatusRequestEntityTooLarge,

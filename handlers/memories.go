@@ -3,8 +3,10 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -43,29 +45,36 @@ func (r *memoryRequest) toNew() (service.NewMemory, error) {
 		ReferenceTime: r.ReferenceTime, Source: r.Source, SourceDescription: r.SourceDescription,
 		Tags: r.Tags, Priority: r.Priority, ExpiresAt: r.ExpiresAt, Confidence: r.Confidence,
 	}
-	raw := bytes.TrimSpace(r.Messages)
+	err := parseMessages(r.Messages, &m)
+	return m, err
+}
+
+// parseMessages sets m's Text or Messages from the messages field: a string or a list
+// of {role, content, name?, timestamp?}.
+func parseMessages(field json.RawMessage, m *service.NewMemory) error {
+	raw := bytes.TrimSpace(field)
 	switch {
 	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		return m, graph.Errorf(graph.EINVALID, "messages is required: a string or a list of {role, content}")
+		return graph.Errorf(graph.EINVALID, "messages is required: a string or a list of {role, content}")
 	case raw[0] == '"':
 		if err := json.Unmarshal(raw, &m.Text); err != nil {
-			return m, graph.Errorf(graph.EINVALID, "messages is not a valid string")
+			return graph.Errorf(graph.EINVALID, "messages is not a valid string")
 		}
 	case raw[0] == '[':
 		var msgs []messageRequest
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&msgs); err != nil {
-			return m, graph.Errorf(graph.EINVALID, "messages must be a list of {role, content, name?, timestamp?}")
+			return graph.Errorf(graph.EINVALID, "messages must be a list of {role, content, name?, timestamp?}")
 		}
 		m.Messages = make([]graph.Message, len(msgs))
 		for i, msg := range msgs {
 			m.Messages[i] = graph.Message{Role: msg.Role, Content: msg.Content, Name: msg.Name, Timestamp: msg.Timestamp}
 		}
 	default:
-		return m, graph.Errorf(graph.EINVALID, "messages must be a string or a list of {role, content}")
+		return graph.Errorf(graph.EINVALID, "messages must be a string or a list of {role, content}")
 	}
-	return m, nil
+	return nil
 }
 
 // memoryView is a memory as the API shows it.
@@ -92,6 +101,8 @@ type memoryView struct {
 	PromotedBy        string          `json:"promoted_by,omitempty"`
 	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
+	Version           int             `json:"version"`
+	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -102,6 +113,7 @@ func viewOf(e *graph.Episode) memoryView {
 		Content: e.Content, Messages: e.Messages, Metadata: e.Metadata, Tags: e.Tags, Priority: e.Priority,
 		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
 		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, VisibilityRule: e.VisibilityRule,
+		Version: e.Version, UpdatedAt: e.UpdatedAt,
 	}
 }
 
@@ -208,7 +220,96 @@ func (a *api) getMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return withVersion(c, e)
+}
+
+// withVersion answers a memory with its version as the ETag, for If-Match.
+func withVersion(c echo.Context, e *graph.Episode) error {
+	c.Response().Header().Set("ETag", strconv.Quote(strconv.Itoa(e.Version)))
 	return c.JSON(http.StatusOK, viewOf(e))
+}
+
+// patchRequest is the body of PATCH /v1/memories/{id}: the fields to change; a field
+// given as null is cleared.
+type patchRequest struct {
+	Messages   json.RawMessage `json:"messages"`
+	Visibility *string         `json:"visibility"`
+	Team       string          `json:"team"`
+	Metadata   map[string]any  `json:"metadata"`
+	Tags       []string        `json:"tags"`
+	Priority   string          `json:"priority"`
+	ExpiresAt  *time.Time      `json:"expires_at"`
+	Confidence *float64        `json:"confidence"`
+}
+
+func (a *api) updateMemory(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	var req patchRequest
+	if err := decodeJSON(bytes.NewReader(body), &req); err != nil {
+		return err
+	}
+	var given map[string]json.RawMessage
+	if err := json.Unmarshal(body, &given); err != nil {
+		return graph.Errorf(graph.EINVALID, "the body must be a JSON object")
+	}
+	p := service.Patch{Given: map[string]bool{}, IfMatch: ifMatch(c.Request().Header.Get("If-Match")),
+		Memory: service.NewMemory{Team: req.Team, Metadata: req.Metadata, Tags: req.Tags, Priority: req.Priority,
+			ExpiresAt: req.ExpiresAt, Confidence: req.Confidence}}
+	for field := range given {
+		p.Given[field] = true
+	}
+	if p.Given["messages"] {
+		if err := parseMessages(req.Messages, &p.Memory); err != nil {
+			return err
+		}
+	}
+	if p.Given["visibility"] {
+		if req.Visibility == nil {
+			return graph.Errorf(graph.EINVALID, "visibility must be private, public or team; it cannot be null")
+		}
+		p.Memory.Visibility = *req.Visibility
+	}
+	e, err := a.svc.Update(c.Request().Context(), callOf(c), c.Param("id"), p)
+	if err != nil {
+		return err
+	}
+	return withVersion(c, e)
+}
+
+// ifMatch is the version an If-Match header names: the entity tag without its quotes
+// (and weak marker), or * for any.
+func ifMatch(h string) string {
+	h = strings.TrimPrefix(strings.TrimSpace(h), "W/")
+	if unquoted, err := strconv.Unquote(h); err == nil {
+		return unquoted
+	}
+	return h
+}
+
+// versionView is a memory as an update found it.
+type versionView struct {
+	memoryView
+	ReplacedAt time.Time `json:"replaced_at"`
+	ReplacedBy string    `json:"replaced_by"`
+}
+
+func (a *api) memoryVersions(c echo.Context) error {
+	e, versions, err := a.svc.Versions(c.Request().Context(), callOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Current  memoryView    `json:"current"`
+		Versions []versionView `json:"versions"`
+	}{Current: viewOf(e), Versions: []versionView{}}
+	for _, v := range versions {
+		out.Versions = append(out.Versions, versionView{memoryView: viewOf(v.Memory), ReplacedAt: v.ReplacedAt, ReplacedBy: v.ReplacedBy})
+	}
+	c.Response().Header().Set("ETag", strconv.Quote(strconv.Itoa(e.Version)))
+	return c.JSON(http.StatusOK, out)
 }
 
 type listResponse struct {

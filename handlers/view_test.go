@@ -83,7 +83,7 @@ func TestAgentView(t *testing.T) {
 	for _, tc := range []struct{ method, path, allow string }{
 		{"PUT", "/v1/memories", "GET, POST"},
 		{"DELETE", "/v1/facts", "GET"},
-		{"POST", "/v1/memories/" + ids["private"], "DELETE, GET"},
+		{"POST", "/v1/memories/" + ids["private"], "DELETE, GET, PATCH"},
 	} {
 		resp, body := doMalformed(t, tc.method, srv.URL+tc.path, map[string]string{
 			"Authorization": "Bearer " + owner.key, "X-Requester-Id": owner.requester}, "")

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/memgate/memgate/access"
@@ -145,26 +146,62 @@ func (s *Service) admin(ctx context.Context, c Call, subject string) error {
 	return nil
 }
 
-// CreateTeam creates a team (admin hosts).
-func (s *Service) CreateTeam(ctx context.Context, c Call, name string) error {
+// CreateTeam creates a team (admin hosts) owned by owner, by default the caller: its
+// owner may dissolve it.
+func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) error {
 	if err := graph.CheckID("name", name); err != nil {
+		return err
+	}
+	if owner == "" {
+		owner = c.P.ID
+	}
+	if err := graph.CheckID("owner_id", owner); err != nil {
 		return err
 	}
 	if err := s.admin(ctx, c, name); err != nil {
 		return err
 	}
-	return s.Dir.CreateTeam(ctx, name, s.event(c, graph.AuditMembershipChanged, name, graph.TeamSpace(name).GroupID(), "team created"))
+	return s.Dir.CreateTeam(ctx, name, owner, s.event(c, graph.AuditMembershipChanged, name, graph.TeamSpace(name).GroupID(), "team created, owned by "+owner))
 }
 
-// GetTeam shows a team to admin hosts and its members; ENOTFOUND to anyone else.
+// GetTeam shows a team to admin hosts, its owner and its members; ENOTFOUND to anyone
+// else.
 func (s *Service) GetTeam(ctx context.Context, c Call, name string) (*graph.Team, error) {
 	if err := graph.CheckID("team", name); err != nil {
 		return nil, err
 	}
-	if c.P.Teams[name] == "" && s.Auth.Admin(c.P).Effect != access.Allow {
-		return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
+	t, err := s.Dir.GetTeam(ctx, name)
+	if err != nil || c.P.Teams[name] != "" || t.OwnerID == c.P.ID || s.Auth.Admin(c.P).Effect == access.Allow {
+		return t, err
 	}
-	return s.Dir.GetTeam(ctx, name)
+	return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
+}
+
+// DissolveTeam deletes a team (its owner or an admin host): each memory of its space
+// goes back to its agent's private space, to be extracted there again, and its
+// members lose access at once. With dryRun it only counts what would move. ENOTFOUND
+// for a caller GetTeam would not show the team; an audited EFORBIDDEN for a member
+// that may not dissolve it.
+func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun bool) (graph.Dissolution, error) {
+	t, err := s.GetTeam(ctx, c, name)
+	if err != nil {
+		return graph.Dissolution{}, err
+	}
+	group := graph.TeamSpace(name).GroupID()
+	if d := s.Auth.DissolveTeam(c.P, t); d.Effect != access.Allow {
+		return graph.Dissolution{}, s.deny(ctx, c, name, group, d.Reason)
+	}
+	if dryRun {
+		return s.Dir.TeamMemories(ctx, name)
+	}
+	return s.Dir.DissolveTeam(ctx, name, func(d graph.Dissolution) *graph.AuditEvent {
+		moved := 0
+		for _, n := range d.Moved {
+			moved += n
+		}
+		return s.event(c, graph.AuditTeamDissolved, name, group,
+			fmt.Sprintf("%d memories back to %d agents' private spaces, %d of gone agents erased", moved, len(d.Moved), d.Erased))
+	})
 }
 
 // SetMember adds a member with a role, changes its role, or (role "") removes it.

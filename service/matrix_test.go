@@ -235,7 +235,7 @@ func newWorld(t *testing.T) *world {
 		}
 	}
 	for team, members := range m.World.Teams {
-		if err := svc.CreateTeam(ctx, root, w.id(team)); err != nil {
+		if err := svc.CreateTeam(ctx, root, w.id(team), ""); err != nil {
 			t.Fatal(err)
 		}
 		for member, role := range members {

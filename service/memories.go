@@ -209,15 +209,22 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	}
 	res := s.Mem.CreateEpisodes(ctx, []*graph.Episode{e})[0]
 	if graph.ErrorCode(res.Err) == graph.EQUOTA {
-		reason := fmt.Sprintf("over %d public writes a day", e.PublicQuota)
-		if err := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditQuotaExceeded, m.AgentID, e.GroupID, reason)); err != nil {
-			return Added{}, graph.Wrap(graph.EUNAVAILABLE, err, "the write was refused by its quota but the refusal could not be recorded; retry later")
-		}
+		return Added{}, s.quotaExceeded(ctx, c, e, res.Err)
 	}
 	if res.Err != nil {
 		return Added{}, res.Err
 	}
 	return Added{Episode: res.Episode, Confined: d.Effect == access.Confine, Replayed: res.Replayed}, nil
+}
+
+// quotaExceeded records a write e refused by the public-write quota and returns the
+// refusal err; EUNAVAILABLE when it cannot be recorded.
+func (s *Service) quotaExceeded(ctx context.Context, c Call, e *graph.Episode, err error) error {
+	reason := fmt.Sprintf("over %d public writes a day", e.PublicQuota)
+	if rerr := s.Audit.RecordAudit(ctx, s.event(c, graph.AuditQuotaExceeded, e.AgentID, e.GroupID, reason)); rerr != nil {
+		return graph.Wrap(graph.EUNAVAILABLE, rerr, "the write was refused by its quota but the refusal could not be recorded; retry later")
+	}
+	return err
 }
 
 // classify returns the name of the first visibility rule whose pattern matches a

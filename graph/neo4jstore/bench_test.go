@@ -204,7 +204,7 @@ func BenchmarkPrincipal(b *testing.B) {
 	}
 	for _, team := range []string{"alpha", "beta"} {
 		name := team + "-" + run
-		if err := db.CreateTeam(ctx, name, root()); err != nil {
+		if err := db.CreateTeam(ctx, name, "root", root()); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.SetMember(ctx, name, requester, graph.RoleWriter, root()); err != nil {

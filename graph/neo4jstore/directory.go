@@ -160,10 +160,63 @@ func (db *DB) LapseShares(ctx context.Context, limit int, audit func(agent, prin
 	return lapsed, nil
 }
 
-func (db *DB) CreateTeam(ctx context.Context, name string, ev *graph.AuditEvent) error {
-	_, err := db.writeWithAudit(ctx, "team_create", map[string]any{"name": name, "created_at": time.Now().UTC()},
+func (db *DB) CreateTeam(ctx context.Context, name, owner string, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "team_create", map[string]any{"name": name, "created_at": time.Now().UTC(), "owner_id": owner},
 		ev, "", "team "+name+" exists")
 	return err
+}
+
+func (db *DB) TeamMemories(ctx context.Context, team string) (graph.Dissolution, error) {
+	if _, err := db.GetTeam(ctx, team); err != nil {
+		return graph.Dissolution{}, err
+	}
+	params := map[string]any{"group_id": graph.TeamSpace(team).GroupID()}
+	return dissolution(db.run(ctx, neo4j.AccessModeRead, "team_memories", params))
+}
+
+// dissolution reads team_memories' answer.
+func dissolution(records []*neo4j.Record, err error) (graph.Dissolution, error) {
+	if err != nil {
+		return graph.Dissolution{}, err
+	}
+	d := graph.Dissolution{Moved: map[string]int{}}
+	for _, r := range records {
+		if agent := str(r.Values[0]); agent != "" {
+			d.Moved[agent] = int(num(r.Values[1]))
+		} else {
+			d.Erased += int(num(r.Values[1]))
+		}
+	}
+	return d, nil
+}
+
+func (db *DB) DissolveTeam(ctx context.Context, team string, audit func(graph.Dissolution) *graph.AuditEvent) (graph.Dissolution, error) {
+	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		locked, err := db.txRun(ctx, tx, "team_lock", map[string]any{"name": team})
+		if err != nil {
+			return nil, err
+		}
+		if len(locked) == 0 || num(locked[0].Values[0]) == 0 {
+			return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
+		}
+		d, err := dissolution(db.txRun(ctx, tx, "team_memories", map[string]any{"group_id": graph.TeamSpace(team).GroupID()}))
+		if err != nil {
+			return nil, err
+		}
+		moves := []map[string]any{}
+		for agent := range d.Moved {
+			moves = append(moves, map[string]any{"agent": agent, "group_id": graph.PrivateSpace(agent).GroupID()})
+		}
+		if _, err := db.txRun(ctx, tx, "team_dissolve", map[string]any{"name": team,
+			"group_id": graph.TeamSpace(team).GroupID(), "moves": moves}); err != nil {
+			return nil, err
+		}
+		return d, db.txAudit(ctx, tx, audit(d))
+	})
+	if err != nil {
+		return graph.Dissolution{}, err
+	}
+	return out.(graph.Dissolution), nil
 }
 
 func (db *DB) GetTeam(ctx context.Context, name string) (*graph.Team, error) {
@@ -175,7 +228,7 @@ func (db *DB) GetTeam(ctx context.Context, name string) (*graph.Team, error) {
 		return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
 	}
 	p := records[0].Values[0].(neo4j.Node).Props
-	t := &graph.Team{Name: str(p["name"]), CreatedAt: tm(p["created_at"]), Members: map[string]graph.Role{}}
+	t := &graph.Team{Name: str(p["name"]), CreatedAt: tm(p["created_at"]), OwnerID: str(p["owner_id"]), Members: map[string]graph.Role{}}
 	for _, pair := range anyList(records[0].Values[1]) {
 		if kv := anyList(pair); len(kv) == 2 {
 			t.Members[str(kv[0])] = graph.Role(str(kv[1]))

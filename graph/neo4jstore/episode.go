@@ -18,11 +18,9 @@ import (
 // random map order it can sit anywhere in the chain, and the fulltext filter, which
 // reads it for every hit, was measured 1.5x slower for it (BENCHMARKS.md).
 func episodeParams(e *graph.Episode) map[string]any {
-	var holder any // the agent whose space it is; nil for a team's space and global
-	if s, ok := graph.ParseGroupID(e.GroupID); ok && s.Agent != "" {
-		holder = s.Agent
-	}
-	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": holder}
+	s, _ := graph.ParseGroupID(e.GroupID)
+	// holder is the agent whose space it is, team the team's: nil for the others.
+	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": nullable(s.Agent), "team": nullable(s.Team)}
 }
 
 func episodeProps(e *graph.Episode) map[string]any {
@@ -34,7 +32,8 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
 		"promoted_from_group_id": e.PromotedFromGroup, "visibility_rule": e.VisibilityRule,
-		"request_hash": e.RequestHash, "content_terms": terms(e.Content),
+		"request_hash": e.RequestHash, "content_terms": terms(e.Content), "version": int64(max(e.Version, 1)),
+		"updated_by": e.UpdatedBy,
 	}
 	if e.IdempotencyKey != "" {
 		p["idempotency_key"] = e.IdempotencyKey
@@ -56,6 +55,41 @@ func episodeProps(e *graph.Episode) map[string]any {
 	if e.PromotedAt != nil {
 		p["promoted_at"] = e.PromotedAt.UTC()
 	}
+	if e.UpdatedAt != nil {
+		p["updated_at"] = e.UpdatedAt.UTC()
+	}
+	return p
+}
+
+// optionalProps are the episode properties episodeProps leaves out when unset: an
+// update sets them to null, which removes them.
+var optionalProps = []string{"metadata", "messages", "expires_at", "confidence", "promoted_at", "updated_at"}
+
+// updateProps are the properties of e an update writes: everything but its identity
+// (uuid, created_at, idempotency key) and its space, which episode_update sets apart.
+func updateProps(e *graph.Episode) map[string]any {
+	p := episodeProps(e)
+	for _, k := range optionalProps {
+		if _, ok := p[k]; !ok {
+			p[k] = nil
+		}
+	}
+	for _, k := range []string{"uuid", "created_at", "idempotency_key", "request_hash"} {
+		delete(p, k)
+	}
+	p["lease_owner"], p["lease_expires_at"], p["retry_at"] = nil, nil, nil
+	return p
+}
+
+// versionProps are the properties of the :MemoryVersion node that keeps e as it was
+// when replaced.
+func versionProps(e *graph.Episode, replacedAt time.Time, replacedBy string) map[string]any {
+	p := episodeProps(e)
+	for _, k := range []string{"uuid", "idempotency_key", "request_hash", "content_terms", "entity_edges"} {
+		delete(p, k)
+	}
+	p["episode_uuid"], p["group_id"] = e.UUID, e.GroupID
+	p["replaced_at"], p["replaced_by"] = replacedAt.UTC(), replacedBy
 	return p
 }
 
@@ -77,6 +111,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		PromotedFrom: str(p["promoted_from"]), PromotedFromGroup: str(p["promoted_from_group_id"]), PromotedBy: str(p["promoted_by"]),
 		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
+		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.
@@ -105,6 +140,9 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 	}
 	if c, ok := p["confidence"].(float64); ok {
 		e.Confidence = &c
+	}
+	if t, ok := p["updated_at"].(time.Time); ok {
+		e.UpdatedAt = &t
 	}
 	return e
 }

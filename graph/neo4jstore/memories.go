@@ -41,9 +41,14 @@ func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.
 	return out
 }
 
-// errAgentGone answers a write to the space of an agent that was erased after the
-// request was authorized.
-var errAgentGone = graph.Errorf(graph.ENOTFOUND, "agent not found")
+// gone answers a write to the space of an agent that was erased, or of a team that
+// was dissolved, after the request was authorized.
+func gone(e *graph.Episode) error {
+	if e.Space().Kind == graph.SpaceTeam {
+		return graph.Errorf(graph.ENOTFOUND, "team not found")
+	}
+	return graph.Errorf(graph.ENOTFOUND, "agent not found")
+}
 
 func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateResult {
 	if e.IdempotencyKey != "" {
@@ -57,13 +62,13 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 	}
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		if e.PublicQuota > 0 {
-			if err := db.txPublicWrite(ctx, tx, e); err != nil {
+			if err := db.txPublicWrite(ctx, tx, e, e.CreatedAt); err != nil {
 				return nil, err
 			}
 		}
 		records, err := db.txRun(ctx, tx, "episode_create", episodeParams(e))
 		if err == nil && len(records) == 0 {
-			return nil, errAgentGone
+			return nil, gone(e)
 		}
 		return nil, err
 	})
@@ -79,19 +84,19 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 	return graph.CreateResult{Episode: e}
 }
 
-// txPublicWrite counts e against its agent's public-write quota for the UTC day of
-// e.CreatedAt, or fails with EQUOTA and when to retry (the next UTC day).
-func (db *DB) txPublicWrite(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode) error {
-	day := e.CreatedAt.UTC().Truncate(24 * time.Hour)
+// txPublicWrite counts e, written at, against its agent's public-write quota for the
+// UTC day, or fails with EQUOTA and when to retry (the next UTC day).
+func (db *DB) txPublicWrite(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, at time.Time) error {
+	day := at.UTC().Truncate(24 * time.Hour)
 	records, err := db.txRun(ctx, tx, "agent_public_write",
 		map[string]any{"agent": e.AgentID, "day": day.Format(time.DateOnly), "limit": int64(e.PublicQuota)})
 	switch {
 	case err != nil:
 		return err
 	case len(records) == 0:
-		return errAgentGone
+		return gone(e)
 	case num(records[0].Values[0]) >= int64(e.PublicQuota):
-		return &graph.Error{Code: graph.EQUOTA, RetryAfter: day.Add(24 * time.Hour).Sub(e.CreatedAt),
+		return &graph.Error{Code: graph.EQUOTA, RetryAfter: day.Add(24 * time.Hour).Sub(at),
 			Message: fmt.Sprintf("agent %s has made its %d public writes of the day (UTC); retry after midnight UTC", e.AgentID, e.PublicQuota)}
 	}
 	return nil
@@ -194,7 +199,7 @@ func (db *DB) DeleteEpisode(ctx context.Context, id string, vis graph.Visible, a
 		if err != nil {
 			return nil, err
 		}
-		if _, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID}); err != nil {
+		if err := db.txErase(ctx, tx, e); err != nil {
 			return nil, err
 		}
 		return nil, db.txAudit(ctx, tx, ev)
@@ -218,7 +223,7 @@ func (db *DB) EraseExpired(ctx context.Context, limit int, audit func(*graph.Epi
 			if e.UUID == "" || e.ExpiresAt == nil {
 				return false, nil // erased by another sweeper while this one waited
 			}
-			if _, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID}); err != nil {
+			if err := db.txErase(ctx, tx, e); err != nil {
 				return false, err
 			}
 			return true, db.txAudit(ctx, tx, audit(e))
@@ -231,6 +236,90 @@ func (db *DB) EraseExpired(ctx context.Context, limit int, audit func(*graph.Epi
 		}
 	}
 	return erased, nil
+}
+
+// txErase is the delete cascade: e, its versions, and what only it supported.
+func (db *DB) txErase(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode) error {
+	if err := db.txUnlink(ctx, tx, e, false); err != nil {
+		return err
+	}
+	_, err := db.txRun(ctx, tx, "episode_delete", map[string]any{"uuid": e.UUID, "group_id": e.GroupID})
+	return err
+}
+
+// txUnlink detaches e from what was derived from it in its space (episode_unlink).
+func (db *DB) txUnlink(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, retire bool) error {
+	_, err := db.txRun(ctx, tx, "episode_unlink", map[string]any{"uuid": e.UUID, "group_id": e.GroupID,
+		"retire": retire, "now": time.Now().UTC()})
+	return err
+}
+
+func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, change func(*graph.Episode) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
+	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		if _, err := db.txRun(ctx, tx, "episode_lock", map[string]any{"uuid": id}); err != nil {
+			return nil, err
+		}
+		e, err := db.txGetEpisode(ctx, tx, id, vis)
+		if err != nil {
+			return nil, err
+		}
+		next, ev, err := change(e)
+		if err != nil {
+			return nil, err
+		}
+		moved := next.GroupID != e.GroupID
+		if moved || next.Content != e.Content {
+			if err := db.txUnlink(ctx, tx, e, !moved); err != nil {
+				return nil, err
+			}
+		}
+		if next.PublicQuota > 0 {
+			if err := db.txPublicWrite(ctx, tx, next, *next.UpdatedAt); err != nil {
+				return nil, err
+			}
+		}
+		records, err := db.txRun(ctx, tx, "episode_update", map[string]any{"uuid": e.UUID, "group_id": next.GroupID,
+			"props": updateProps(next), "previous": versionProps(e, *next.UpdatedAt, next.UpdatedBy)})
+		if err != nil {
+			return nil, err
+		}
+		if len(records) == 0 {
+			return nil, errNotFound
+		}
+		if !moved && next.Content == e.Content && !sameTime(next.ExpiresAt, e.ExpiresAt) {
+			if _, err := db.txRun(ctx, tx, "episode_support", map[string]any{"uuid": e.UUID}); err != nil {
+				return nil, err
+			}
+		}
+		return episodeFromNode(records[0].Values[0].(neo4j.Node)), db.txAudit(ctx, tx, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.(*graph.Episode), nil
+}
+
+func sameTime(a, b *time.Time) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b))
+}
+
+func (db *DB) Versions(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, []graph.Version, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_versions", visParams(vis, map[string]any{"uuid": id}))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(records) == 0 {
+		return nil, nil, errNotFound
+	}
+	e := episodeFromNode(records[0].Values[0].(neo4j.Node))
+	var versions []graph.Version
+	for _, v := range anyList(records[0].Values[1]) {
+		n := v.(neo4j.Node)
+		old := episodeFromNode(n)
+		old.UUID = e.UUID
+		versions = append(versions, graph.Version{Memory: old, ReplacedAt: tm(n.Props["replaced_at"]), ReplacedBy: str(n.Props["replaced_by"])})
+	}
+	return e, versions, nil
 }
 
 func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
@@ -248,7 +337,7 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 			return nil, err
 		}
 		if len(records) == 0 {
-			return nil, errAgentGone
+			return nil, gone(copied)
 		}
 		return copied, db.txAudit(ctx, tx, ev)
 	})
