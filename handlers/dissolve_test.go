@@ -81,7 +81,9 @@ func TestDissolveTeam(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, s, body, c.status)
 		}
 	}
-	var events struct{ Events []struct{ Kind, Actor string } }
+	var events struct {
+		Events []struct{ Kind, Actor string }
+	}
 	w.admin.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+team, nil, &events)
 	if len(events.Events) != 2 {
 		t.Errorf("the refused dissolutions audited: %+v, want the writer's and the reader's", events.Events)
