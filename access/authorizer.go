@@ -32,8 +32,9 @@ type Authorizer interface {
 	// Visible is every space p may read. Reads by id run with it.
 	Visible(p Principal) graph.Visible
 	// VisibleForAgent is the part of Visible that a list or search about agent sees:
-	// the agent's public space, its private one for the owner and share grantees,
-	// and the scopes asked for (teams, global) where they are visible.
+	// the agent's public space, its private one for the owner and share grantees, the
+	// owner's shared space for the owner, and the scopes asked for (teams, global)
+	// where they are visible.
 	VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible
 	// Write decides a new memory of agent's in space.
 	Write(p Principal, agent string, space graph.Space) Decision
@@ -79,7 +80,7 @@ func (pol Policy) Visible(p Principal) graph.Visible {
 	for _, t := range sortedKeys(p.Teams) {
 		ids = append(ids, graph.TeamSpace(t).GroupID())
 	}
-	ids = append(ids, graph.GlobalSpace.GroupID())
+	ids = append(ids, graph.SharedSpace(p.ID).GroupID(), graph.GlobalSpace.GroupID())
 	return graph.Visible{GroupIDs: ids, AnyAgentPublic: true}
 }
 
@@ -87,6 +88,9 @@ func (pol Policy) VisibleForAgent(p Principal, agent string, scopes []graph.Spac
 	ids := []string{graph.PublicSpace(agent).GroupID()}
 	if p.canReadPrivate(agent) {
 		ids = append(ids, graph.PrivateSpace(agent).GroupID())
+	}
+	if p.Owns[agent] {
+		ids = append(ids, graph.SharedSpace(p.ID).GroupID())
 	}
 	for _, s := range scopes {
 		switch {
@@ -121,6 +125,11 @@ func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
 			return confine(private, "a confined host may not write to team spaces; stored in the agent's private space")
 		}
 		return deny("not a writer of team " + s.Team)
+	case graph.SpaceShared:
+		if s.Owner == p.ID {
+			return allow(s)
+		}
+		return deny("a shared space is written only for its owner's agents")
 	case graph.SpaceGlobal:
 		return deny("the global space is written only by promotion")
 	}
@@ -139,6 +148,11 @@ func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 			return allow(s)
 		}
 		return deny("not a writer of team " + s.Team)
+	case graph.SpaceShared:
+		if s.Owner == p.ID {
+			return allow(s)
+		}
+		return deny("only the owner may change the memories of its shared space")
 	case graph.SpaceGlobal:
 		if p.Promoter {
 			return allow(s)
@@ -151,9 +165,9 @@ func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 func (pol Policy) Promote(p Principal, source, target graph.Space) Decision {
 	switch source.Kind {
 	case graph.SpacePublic, graph.SpaceGlobal: // what every requester reads
-	case graph.SpacePrivate, graph.SpaceTeam: // a read share or a team reader never republishes
+	case graph.SpacePrivate, graph.SpaceTeam, graph.SpaceShared: // a read share or a team reader never republishes
 		if d := pol.Modify(p, source); d.Effect != Allow {
-			return deny("only the owner of a private space or a writer of a team may promote from it")
+			return deny("only the owner of a private or shared space or a writer of a team may promote from it")
 		}
 	default:
 		return deny("memories are promoted only from an agent's, a team's or the global space")

@@ -10,7 +10,7 @@ import (
 var (
 	documentedID      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	graphitiGroupID   = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	documentedGroupID = regexp.MustCompile(`^(global|system|team-[a-z0-9][a-z0-9_-]{0,62}|agent-[a-z0-9][a-z0-9_-]{0,62}-(private|public))$`)
+	documentedGroupID = regexp.MustCompile(`^(global|system|team-[a-z0-9][a-z0-9_-]{0,62}|user-[a-z0-9][a-z0-9_-]{0,62}-shared|agent-[a-z0-9][a-z0-9_-]{0,62}-(private|public))$`)
 )
 
 // FuzzParseGroupID checks the group_id parser against the documented expressions: a
@@ -18,7 +18,7 @@ var (
 // it back; ValidID agrees with the documented id expression.
 func FuzzParseGroupID(f *testing.F) {
 	for _, s := range []string{"global", "system", "team-x", "agent-a-private", "agent-a-b-public", "agent--private",
-		"team-", "agent-A-private", "agent-a-private-public", "x", "", "team-x\x00"} {
+		"team-", "user-a-shared", "user--shared", "user-a", "agent-A-private", "agent-a-private-public", "x", "", "team-x\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -31,6 +31,7 @@ const (
 	SpacePublic  SpaceKind = "public"  // agent-{agent}-public: read by all, written by the owner
 	SpaceTeam    SpaceKind = "team"    // team-{team}: members read, writers write
 	SpaceGlobal  SpaceKind = "global"  // global: read by all, written only by promotion
+	SpaceShared  SpaceKind = "shared"  // user-{owner}-shared: one owner's, across all its agents
 	SpaceSystem  SpaceKind = "system"  // system: the service's own audit events
 )
 
@@ -39,6 +40,7 @@ type Space struct {
 	Kind  SpaceKind
 	Agent string // private and public spaces
 	Team  string // team spaces
+	Owner string // shared spaces: the requester that owns the agents sharing it
 }
 
 // GroupID is the space's group_id.
@@ -48,6 +50,8 @@ func (s Space) GroupID() string {
 		return "agent-" + s.Agent + "-" + string(s.Kind)
 	case SpaceTeam:
 		return "team-" + s.Team
+	case SpaceShared:
+		return "user-" + s.Owner + "-shared"
 	case SpaceGlobal:
 		return "global"
 	case SpaceSystem:
@@ -56,7 +60,7 @@ func (s Space) GroupID() string {
 	return ""
 }
 
-// Name is how the API shows a space: private, public, team:<name>, global.
+// Name is how the API shows a space: private, public, team:<name>, shared, global.
 func (s Space) Name() string {
 	if s.Kind == SpaceTeam {
 		return "team:" + s.Team
@@ -68,6 +72,9 @@ func (s Space) Name() string {
 func PrivateSpace(agent string) Space { return Space{Kind: SpacePrivate, Agent: agent} }
 func PublicSpace(agent string) Space  { return Space{Kind: SpacePublic, Agent: agent} }
 func TeamSpace(team string) Space     { return Space{Kind: SpaceTeam, Team: team} }
+
+// SharedSpace is the space owner's agents share.
+func SharedSpace(owner string) Space { return Space{Kind: SpaceShared, Owner: owner} }
 
 var GlobalSpace = Space{Kind: SpaceGlobal}
 
@@ -82,6 +89,9 @@ func ParseGroupID(groupID string) (Space, bool) {
 	case strings.HasPrefix(groupID, "team-"):
 		team := strings.TrimPrefix(groupID, "team-")
 		return TeamSpace(team), ValidID(team)
+	case strings.HasPrefix(groupID, "user-"):
+		owner, ok := strings.CutSuffix(strings.TrimPrefix(groupID, "user-"), "-shared")
+		return SharedSpace(owner), ok && ValidID(owner)
 	case strings.HasPrefix(groupID, "agent-"):
 		rest := strings.TrimPrefix(groupID, "agent-")
 		for _, kind := range []SpaceKind{SpacePrivate, SpacePublic} {
@@ -93,14 +103,16 @@ func ParseGroupID(groupID string) (Space, bool) {
 	return Space{}, false
 }
 
-// ParseSpaceName parses the API's name of a space relative to an agent: private,
-// public, team:<name> or global.
-func ParseSpaceName(agent, name string) (Space, error) {
+// ParseSpaceName parses the API's name of a space relative to an agent and the
+// requester asking: private, public, team:<name>, shared (the requester's) or global.
+func ParseSpaceName(agent, requester, name string) (Space, error) {
 	switch {
 	case name == "private":
 		return PrivateSpace(agent), nil
 	case name == "public":
 		return PublicSpace(agent), nil
+	case name == "shared":
+		return SharedSpace(requester), nil
 	case name == "global":
 		return GlobalSpace, nil
 	case strings.HasPrefix(name, "team:"):
@@ -110,5 +122,5 @@ func ParseSpaceName(agent, name string) (Space, error) {
 		}
 		return TeamSpace(team), nil
 	}
-	return Space{}, Errorf(EINVALID, "space must be private, public, team:<name> or global")
+	return Space{}, Errorf(EINVALID, "space must be private, public, team:<name>, shared or global")
 }

@@ -27,6 +27,7 @@ func TestSpace_GroupIDRoundTrip(t *testing.T) {
 		graph.PrivateSpace("alice"), graph.PublicSpace("alice"),
 		graph.PrivateSpace("x-public"), graph.PublicSpace("x-private"),
 		graph.TeamSpace("research"), graph.TeamSpace("agent-x-private"), graph.GlobalSpace,
+		graph.SharedSpace("alice"), graph.SharedSpace("x-shared"), graph.TeamSpace("user-alice-shared"),
 		{Kind: graph.SpaceSystem},
 	}
 	seen := map[string]graph.Space{}
@@ -41,7 +42,7 @@ func TestSpace_GroupIDRoundTrip(t *testing.T) {
 			t.Errorf("ParseGroupID(%q) = %+v, %v; want %+v", g, back, ok, s)
 		}
 	}
-	for _, bad := range []string{"", "agent-", "agent--private", "agent-X-private", "team-", "team-A", "globals", "agent-a-shared"} {
+	for _, bad := range []string{"", "agent-", "agent--private", "agent-X-private", "team-", "team-A", "globals", "agent-a-shared", "user-", "user--shared", "user-a", "user-A-shared", "user-a-shared-x"} {
 		if s, ok := graph.ParseGroupID(bad); ok {
 			t.Errorf("ParseGroupID(%q) = %+v; want not ok", bad, s)
 		}

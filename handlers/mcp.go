@@ -25,7 +25,7 @@ import (
 type mcpAdd struct {
 	AgentID        string     `json:"agent_id" jsonschema:"the agent whose memory this is"`
 	Content        string     `json:"content" jsonschema:"what to remember: a conversation line or a note, in plain text"`
-	Visibility     string     `json:"visibility,omitempty" jsonschema:"private (the default: only the agent's owner reads it), public, or team"`
+	Visibility     string     `json:"visibility,omitempty" jsonschema:"private (the default: only the agent's owner reads it), public, team, or shared (every agent of the same owner reads it)"`
 	Team           string     `json:"team,omitempty" jsonschema:"the team, with visibility team"`
 	ReferenceTime  *time.Time `json:"reference_time,omitempty" jsonschema:"when it was said or happened (RFC 3339); default now"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty" jsonschema:"when to forget it (RFC 3339): from then on it is gone from every read and later erased"`
@@ -49,7 +49,7 @@ type mcpID struct {
 
 type mcpList struct {
 	AgentID string `json:"agent_id" jsonschema:"the agent whose memories to list"`
-	Space   string `json:"space,omitempty" jsonschema:"private, public, team:NAME or global (default: every space of the agent the requester sees)"`
+	Space   string `json:"space,omitempty" jsonschema:"private, public, team:NAME, shared or global (default: every space of the agent the requester sees)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"memories per page"`
 	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
 }

@@ -268,7 +268,7 @@ func (a *api) updateMemory(c echo.Context) error {
 	}
 	if p.Given["visibility"] {
 		if req.Visibility == nil {
-			return graph.Errorf(graph.EINVALID, "visibility must be private, public or team; it cannot be null")
+			return graph.Errorf(graph.EINVALID, "visibility must be private, public, team or shared; it cannot be null")
 		}
 		p.Memory.Visibility = *req.Visibility
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
 )
 
@@ -30,7 +31,7 @@ func FuzzValidateMemory(f *testing.F) {
 		if tag != "" {
 			m.Tags = []string{tag}
 		}
-		space, err := s.validate(m)
+		space, err := s.validate(Call{P: access.Principal{ID: "fuzzer"}}, m)
 		if err != nil {
 			if code := graph.ErrorCode(err); code != graph.EINVALID && code != graph.ETOOLARGE {
 				t.Fatalf("refused with %s: %v", code, err)

@@ -20,7 +20,7 @@ import (
 // owner or status: where it lands is decided here.
 type NewMemory struct {
 	AgentID           string
-	Visibility        string // private, public, team, global; empty: the configured default
+	Visibility        string // private, public, team, shared, global; empty: the configured default
 	Team              string
 	Text              string          // a plain text episode
 	Messages          []graph.Message // or a conversation
@@ -49,8 +49,9 @@ const (
 	maxNameBytes     = 128
 )
 
-// validate checks every field and returns the space named (before authorization).
-func (s *Service) validate(m *NewMemory) (graph.Space, error) {
+// validate checks every field and returns the space named (before authorization);
+// shared is the space of c's requester.
+func (s *Service) validate(c Call, m *NewMemory) (graph.Space, error) {
 	if err := graph.CheckID("agent_id", m.AgentID); err != nil {
 		return graph.Space{}, err
 	}
@@ -66,13 +67,15 @@ func (s *Service) validate(m *NewMemory) (graph.Space, error) {
 		space = graph.PublicSpace(m.AgentID)
 	case "global":
 		space = graph.GlobalSpace
+	case "shared":
+		space = graph.SharedSpace(c.P.ID)
 	case "team":
 		if err := graph.CheckID("team", m.Team); err != nil {
 			return graph.Space{}, err
 		}
 		space = graph.TeamSpace(m.Team)
 	default:
-		return graph.Space{}, graph.Errorf(graph.EINVALID, "visibility must be private, public, team or global")
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "visibility must be private, public, team, shared or global")
 	}
 	if vis != "team" && m.Team != "" {
 		return graph.Space{}, graph.Errorf(graph.EINVALID, "team is only for visibility team")
@@ -177,7 +180,7 @@ func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey st
 }
 
 func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey string) (Added, error) {
-	space, err := s.validate(m)
+	space, err := s.validate(c, m)
 	if err != nil {
 		return Added{}, err
 	}
@@ -351,7 +354,7 @@ func checkUUID(id string) error {
 // ListQuery selects a list of memories.
 type ListQuery struct {
 	AgentID string
-	Space   string // private, public, team:<name>, global; empty: all of the agent's visible spaces
+	Space   string // private, public, team:<name>, shared, global; empty: all of the agent's visible spaces
 	Page    graph.PageRequest
 }
 
@@ -387,7 +390,7 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 		}
 		return s.Mem.ListEpisodes(ctx, s.agentView(c, q.AgentID), q.AgentID, q.Page)
 	}
-	space, err := graph.ParseSpaceName(q.AgentID, q.Space)
+	space, err := graph.ParseSpaceName(q.AgentID, c.P.ID, q.Space)
 	if err != nil {
 		return graph.EpisodePage{}, err
 	}
@@ -397,6 +400,7 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 		if q.AgentID == "" {
 			return graph.EpisodePage{}, graph.Errorf(graph.EINVALID, "agent_id is required for space %s", q.Space)
 		}
+	case graph.SpaceShared: // every agent of the owner's memories: the space is theirs in common
 	default:
 		agentFilter = q.AgentID
 	}
@@ -438,7 +442,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
-	to, err := graph.ParseSpaceName("", target)
+	to, err := graph.ParseSpaceName("", c.P.ID, target)
 	if err != nil || (to.Kind != graph.SpaceTeam && to.Kind != graph.SpaceGlobal) {
 		return nil, graph.Errorf(graph.EINVALID, "target must be team:<name> or global")
 	}

@@ -65,7 +65,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	}
 	var scopes []graph.Space
 	for _, name := range q.Scopes {
-		sp, err := graph.ParseSpaceName(q.AgentID, name)
+		sp, err := graph.ParseSpaceName(q.AgentID, c.P.ID, name)
 		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
 			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
 		}
@@ -231,7 +231,7 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, 
 	if space == "" {
 		return s.Find.Facts(ctx, s.agentView(c, agentID), page)
 	}
-	sp, err := graph.ParseSpaceName(agentID, space)
+	sp, err := graph.ParseSpaceName(agentID, c.P.ID, space)
 	if err != nil {
 		return graph.FactPage{}, err
 	}

@@ -52,7 +52,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 				"the memory is at version %d, not %s: read it again and reapply the change", e.Version, p.IfMatch)
 		}
 		m := p.apply(memoryOf(e))
-		space, err := s.validate(&m)
+		space, err := s.validate(c, &m)
 		if err != nil {
 			return nil, nil, err
 		}
