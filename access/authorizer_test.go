@@ -26,6 +26,11 @@ func worldFacts(w accesstest.World, requester string) graph.PrincipalFacts {
 			}
 		}
 	}
+	for agent, grantees := range w.LapsedShares {
+		if slices.Contains(grantees, requester) {
+			f.ExpiredShares = append(f.ExpiredShares, agent)
+		}
+	}
 	for team, members := range w.Teams {
 		if role, ok := members[requester]; ok {
 			f.Teams[team] = graph.Role(role)
@@ -48,13 +53,15 @@ func hostOf(kind string) access.Host {
 }
 
 // matrixSpace maps a column of the matrix's spaces to a space.
-func matrixSpace(column string) graph.Space {
+func matrixSpace(w accesstest.World, column string) graph.Space {
 	kind, name := accesstest.SpaceColumn(column)
 	switch kind {
 	case "private":
 		return graph.PrivateSpace(name)
 	case "public":
 		return graph.PublicSpace(name)
+	case "shared":
+		return graph.SharedSpace(w.Agents[name])
 	case "team":
 		return graph.TeamSpace(name)
 	case "global":
@@ -87,7 +94,7 @@ func TestPolicy_Matrix(t *testing.T) {
 	for _, c := range cells {
 		pr := m.Principals[c.Principal]
 		p := access.NewPrincipal(pr.Requester, hostOf(pr.Host), worldFacts(m.World, pr.Requester))
-		got, ok := policyAnswer(pol, p, pr.Agent, m.PromoteToTeam, m.World, c)
+		got, ok := policyAnswer(pol, p, pr.Agent, m, c)
 		if !ok {
 			unchecked++
 			continue
@@ -105,7 +112,8 @@ func TestPolicy_Matrix(t *testing.T) {
 
 // policyAnswer is the policy's one decision for the cell, in the matrix's words; false
 // when the cell's outcome is not the Authorizer's to decide.
-func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, w accesstest.World, c accesstest.Cell) (string, bool) {
+func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesstest.Matrix, c accesstest.Cell) (string, bool) {
+	w := m.World
 	if c.Want == "400" {
 		return "", false
 	}
@@ -121,14 +129,27 @@ func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, 
 		}
 		return effect(d), true
 	}
-	s := matrixSpace(c.Column)
+	if c.Operation == "dissolve" {
+		if _, ok := w.Teams[c.Column]; !ok {
+			return "", false // a team that does not exist: the store's 404
+		}
+		t := &graph.Team{Name: c.Column, OwnerID: w.TeamOwner(c.Column)}
+		if p.Teams[t.Name] == "" && t.OwnerID != p.ID && pol.Admin(p).Effect != access.Allow {
+			return "404", true // GetTeam's rule: members, its owner and admin hosts see it
+		}
+		return effect(pol.DissolveTeam(p, t)), true
+	}
+	s := matrixSpace(w, c.Column)
 	agent := s.Agent
 	if agent == "" {
 		agent = own
 	}
+	if s.Kind == graph.SpaceShared {
+		agent = m.SeedAgent(c.Column)
+	}
 	visible := pol.Visible(p).Contains(s.GroupID())
 	switch c.Operation {
-	case "create":
+	case "create", "create_over_quota":
 		d := pol.Write(p, agent, s)
 		if d.Effect == access.Confine && d.Space != graph.PrivateSpace(agent) {
 			return "confined to " + d.Space.GroupID(), true
@@ -136,10 +157,16 @@ func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, 
 		if d.Effect == access.Allow && d.Space != s {
 			return "allowed into " + d.Space.GroupID(), true
 		}
+		if c.Operation == "create_over_quota" && d.Effect == access.Allow && s.Kind == graph.SpacePublic {
+			return "429", true // allowed, and over the agent's public-write quota
+		}
 		return effect(d), true
 	case "get", "list":
-		if visible {
+		switch {
+		case visible:
 			return "allow", true
+		case c.Operation == "list" && s.Kind == graph.SpaceShared:
+			return "absent", true // "shared" names the requester's own shared space
 		}
 		return "404", true
 	case "search":
@@ -151,18 +178,33 @@ func policyAnswer(pol access.Policy, p access.Principal, own, promoteTo string, 
 		}
 		return "absent", true
 	}
-	// delete, retry, promote, promote_team: 404 outside the visible set, else the
-	// decision on the change.
+	// The others act on a memory by id: 404 outside the visible set, else the decision
+	// on the change.
 	if !visible {
 		return "404", true
 	}
 	switch c.Operation {
-	case "delete", "retry":
+	case "delete", "retry", "update":
 		return effect(pol.Modify(p, s)), true
+	case "move":
+		if d := pol.Modify(p, s); d.Effect != access.Allow {
+			return effect(d), true
+		}
+		seed := m.SeedAgent(c.Column)
+		to := graph.PrivateSpace(seed)
+		if s == to {
+			to = graph.PublicSpace(seed)
+		}
+		if d := pol.Write(p, seed, to); d.Effect != access.Allow {
+			return "403", true // only the creator moves a memory, and only where it may write
+		}
+		return "allow", true
+	case "get_expired":
+		return "", false // hidden by the store, whoever asks
 	case "promote":
 		return effect(pol.Promote(p, s, graph.GlobalSpace)), true
 	case "promote_team":
-		return effect(pol.Promote(p, s, graph.TeamSpace(promoteTo))), true
+		return effect(pol.Promote(p, s, graph.TeamSpace(m.PromoteToTeam))), true
 	}
 	return "unknown operation " + c.Operation, true
 }

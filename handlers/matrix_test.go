@@ -108,19 +108,11 @@ func (w *world) spaceArgs(column string) (agent, visibility, team string) {
 	return accesstest.SpaceArgs(column, w.id)
 }
 
-// writer returns the world member who writes seeds in column, and their agent.
+// writer returns the world member who writes seeds in column, and their agent: the
+// owner of the column's seed agent.
 func (w *world) writer(column string) (client, string) {
-	switch column {
-	case "a_private", "a_public":
-		return w.as("alice", "trusted"), w.id("a")
-	case "b_private", "b_public":
-		return w.as("bob", "trusted"), w.id("b")
-	case "team_x":
-		return w.as("xwriter", "trusted"), w.id("xw")
-	case "team_y":
-		return w.as("yuri", "trusted"), w.id("yu")
-	}
-	return w.as("pat", "trusted"), w.id("p")
+	agent := w.m.SeedAgent(column)
+	return w.as(w.m.World.Agents[agent], "trusted"), w.id(agent)
 }
 
 // seed writes one memory into column and returns its id.
@@ -150,7 +142,7 @@ func (w *world) seed(column, text string) string {
 }
 
 // ingested are the columns whose seeds become facts and entities.
-var ingested = []string{"a_private", "a_public", "b_private", "b_public", "team_x", "team_y"}
+var ingested = []string{"a_private", "a_public", "b_private", "b_public", "team_x", "team_y", "a_shared"}
 
 // waitDone waits until ingestion has processed the seed of column.
 func (w *world) waitDone(column string) {
@@ -181,6 +173,8 @@ func newWorld(t *testing.T, base string) *world {
 	for _, col := range m.Spaces {
 		agent, visibility, team := w.spaceArgs(col)
 		switch {
+		case visibility == "shared":
+			w.groupIDs[col] = "user-" + w.id(w.m.World.Agents[w.m.SeedAgent(col)]) + "-shared"
 		case agent != "":
 			w.groupIDs[col] = "agent-" + agent + "-" + visibility
 		case team != "":
@@ -195,7 +189,7 @@ func newWorld(t *testing.T, base string) *world {
 		root.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": w.id(agent), "owner_id": w.id(owner)}, nil)
 	}
 	for team, members := range m.World.Teams {
-		root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": w.id(team)}, nil)
+		root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": w.id(team), "owner_id": w.id(m.World.TeamOwner(team))}, nil)
 		for member, role := range members {
 			root.must(http.StatusNoContent, "PUT", "/v1/teams/"+w.id(team)+"/members/"+w.id(member), map[string]any{"role": role}, nil)
 		}
@@ -208,12 +202,19 @@ func newWorld(t *testing.T, base string) *world {
 			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g), nil, nil)
 		}
 	}
+	lapse := time.Now().Add(time.Second)
+	for agent, grantees := range m.World.LapsedShares {
+		for _, g := range grantees {
+			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g),
+				map[string]any{"expires_at": lapse.Format(time.RFC3339Nano)}, nil)
+		}
+	}
 	// Each seed names a person (its token, capitalised) who works at an organisation:
 	// ingestion turns it into two entities and a WORKS_AT fact that search must find
 	// within the visible set only. The agents' and teams' spaces of this world are
 	// ingested (the offline extractor; global is shared with other tests, so its seed
 	// stays queued and only its episode is searched).
-	ingest(t, "agent-"+w.id("a")+"-", "agent-"+w.id("b")+"-", "team-"+w.id("x"), "team-"+w.id("y"))
+	ingest(t, "agent-"+w.id("a")+"-", "agent-"+w.id("b")+"-", "team-"+w.id("x"), "team-"+w.id("y"), w.groupIDs["a_shared"])
 	for _, col := range m.Spaces {
 		w.tokens[col] = fmt.Sprintf("tok%s%s", strings.ReplaceAll(col, "_", ""), w.suffix)
 		if col == "system" {
@@ -233,13 +234,25 @@ func newWorld(t *testing.T, base string) *world {
 		t.Fatal("no audit event to use as the system space's memory")
 	}
 	w.seeds["system"] = audit.Events[0].ID
+	// The cells run once the lapsing shares have lapsed: the grantee lists the agent's
+	// private space until then.
+	for agent, grantees := range m.World.LapsedShares {
+		for _, g := range grantees {
+			for {
+				if s, _ := w.as(g, "trusted").do("GET", "/v1/memories?space=private&agent_id="+w.id(agent), nil); s == http.StatusNotFound {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
 	return w
 }
 
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP, in this
 // order; service/matrix_test.go runs every operation through the service layer, so
 // this test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team"}
+var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move", "dissolve"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
 // the HTTP API on a real Neo4j, then checks that list and search agree with get, and
@@ -401,7 +414,7 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 			shown["/v1/memories/"+m.ID] = m.GroupID
 			found = found || m.ID == w.seeds[c.Column]
 		}
-		return map[bool]string{true: "allow", false: "listed without its seed"}[found], shown
+		return map[bool]string{true: "allow", false: "absent"}[found], shown
 	case "search":
 		body := map[string]any{"query": "memory " + w.tokens[c.Column], "agent_id": agent, "limit": 100}
 		switch {
@@ -450,6 +463,46 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		}
 		if status, _ := writer.do("GET", "/v1/memories/"+id, nil); status != http.StatusNotFound {
 			return fmt.Sprintf("deleted, but GET answers %d: %s", status, body), nil
+		}
+		return "allow", nil
+	case "update":
+		status, out := cl.patch(w.seeds[c.Column], "", map[string]any{"tags": []string{"matrix", cl.requester}})
+		var m versioned
+		_ = json.Unmarshal(out, &m)
+		switch {
+		case status != http.StatusOK:
+			return fmt.Sprint(status), nil
+		case m.ID != w.seeds[c.Column] || m.Version < 2 || len(m.Tags) != 2 || m.Tags[1] != cl.requester:
+			return "updated wrongly: " + string(out), nil
+		}
+		return "allow", nil
+	case "move":
+		id, to := w.seeds["system"], "private"
+		if c.Column != "system" {
+			id = w.seed(c.Column, "to be moved")
+		}
+		if visibility == "private" {
+			to = "public"
+		}
+		status, out := cl.patch(id, "", map[string]any{"visibility": to})
+		var m versioned
+		_ = json.Unmarshal(out, &m)
+		switch {
+		case status != http.StatusOK:
+			return fmt.Sprint(status), nil
+		case m.GroupID != "agent-"+w.id(w.m.SeedAgent(c.Column))+"-"+to || m.Status != "queued":
+			return "moved wrongly: " + string(out), nil
+		}
+		return "allow", nil
+	case "dissolve":
+		status, out := cl.do("DELETE", "/v1/teams/"+w.id(c.Column)+"?dry_run=true", nil)
+		var d dissolution
+		_ = json.Unmarshal(out, &d)
+		switch {
+		case status != http.StatusOK:
+			return fmt.Sprint(status), nil
+		case !d.DryRun || d.Moved == 0:
+			return "dissolved wrongly: " + string(out), nil
 		}
 		return "allow", nil
 	case "promote", "promote_team":

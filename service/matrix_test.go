@@ -34,10 +34,14 @@ type world struct {
 	mark   string
 	svc    *service.Service
 	db     *neo4jstore.DB
-	seeds  map[string]string // space column -> a memory there (system: an audit event's id)
-	failed map[string]string // space column -> a memory there whose ingestion failed
-	tokens map[string]string // space column -> a word only its seed holds
-	fresh  int               // agents made for agent operations so far
+	seeds    map[string]string // space column -> a memory there (system: an audit event's id)
+	failed   map[string]string // space column -> a memory there whose ingestion failed
+	expiring map[string]string // space column -> a memory there that expires at expiresAt
+	tokens   map[string]string // space column -> a word only its seed holds
+	fresh    int               // agents made for agent operations so far
+
+	expiresAt time.Time
+	quotaUsed bool // the world's agents have made their public writes of the day
 }
 
 func (w *world) id(name string) string { return name + "-" + w.mark }
@@ -73,6 +77,8 @@ func (w *world) space(column string) (agent, visibility, team string) {
 func (w *world) groupID(column string) string {
 	agent, visibility, team := w.space(column)
 	switch {
+	case visibility == "shared":
+		return "user-" + w.id(w.m.World.Agents[w.m.SeedAgent(column)]) + "-shared"
 	case agent != "":
 		return "agent-" + agent + "-" + visibility
 	case team != "":
@@ -82,39 +88,15 @@ func (w *world) groupID(column string) string {
 }
 
 // writer is who stores seeds in a column of the world, and with which of its agents:
-// an owner, a team writer, or (global) a promoter, who promotes a public memory.
+// the owner of the column's seed agent (for global, a promoter, who promotes a public
+// memory).
 func (w *world) writer(column string) (service.Call, string) {
-	kind, name := accesstest.SpaceColumn(column)
-	switch kind {
-	case "private", "public":
-		return w.call(w.m.World.Agents[name], "trusted"), w.id(name)
-	case "team":
-		for member, role := range w.m.World.Teams[name] {
-			if role == string(graph.RoleWriter) {
-				if agent := w.agentOf(member); agent != "" {
-					return w.call(member, "trusted"), w.id(agent)
-				}
-			}
-		}
-	case "global":
-		for _, p := range w.m.World.Promoters {
-			if agent := w.agentOf(p); agent != "" {
-				return w.call(p, "trusted"), w.id(agent)
-			}
-		}
+	agent := w.m.SeedAgent(column)
+	owner, ok := w.m.World.Agents[agent]
+	if !ok {
+		w.t.Fatalf("matrix: nobody in the world can write to %s", column)
 	}
-	w.t.Fatalf("matrix: nobody in the world can write to %s", column)
-	return service.Call{}, ""
-}
-
-// agentOf returns an agent the world gives requester, or "".
-func (w *world) agentOf(requester string) string {
-	for agent, owner := range w.m.World.Agents {
-		if owner == requester {
-			return agent
-		}
-	}
-	return ""
+	return w.call(owner, "trusted"), w.id(agent)
 }
 
 func (w *world) mustAdd(c service.Call, m service.NewMemory) *graph.Episode {
@@ -129,9 +111,15 @@ func (w *world) mustAdd(c service.Call, m service.NewMemory) *graph.Episode {
 // seed stores a memory in column as the column's writer and returns its id.
 func (w *world) seed(column, text string) string {
 	w.t.Helper()
+	return w.seedUntil(column, text, nil)
+}
+
+// seedUntil is seed for a memory that expires at expiresAt (nil: never).
+func (w *world) seedUntil(column, text string, expiresAt *time.Time) string {
+	w.t.Helper()
 	c, own := w.writer(column)
 	if column == "global" {
-		src := w.mustAdd(c, service.NewMemory{AgentID: own, Visibility: "public", Text: text})
+		src := w.mustAdd(c, service.NewMemory{AgentID: own, Visibility: "public", Text: text, ExpiresAt: expiresAt})
 		e, err := w.svc.Promote(w.ctx, c, src.UUID, "global")
 		if err != nil {
 			w.t.Fatalf("promoting a seed to global: %v", err)
@@ -142,7 +130,7 @@ func (w *world) seed(column, text string) string {
 	if agent == "" {
 		agent = own
 	}
-	e := w.mustAdd(c, service.NewMemory{AgentID: agent, Visibility: visibility, Team: team, Text: text})
+	e := w.mustAdd(c, service.NewMemory{AgentID: agent, Visibility: visibility, Team: team, Text: text, ExpiresAt: expiresAt})
 	if e.GroupID != w.groupID(column) {
 		w.t.Fatalf("a seed of %s landed in %s", column, e.GroupID)
 	}
@@ -221,12 +209,12 @@ func newWorld(t *testing.T) *world {
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
 		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
-			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
+			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, m: m, mark: mark, svc: svc, db: db,
-		seeds: map[string]string{}, failed: map[string]string{}, tokens: map[string]string{}}
+		seeds: map[string]string{}, failed: map[string]string{}, expiring: map[string]string{}, tokens: map[string]string{}}
 
 	root := w.admin()
 	for agent, owner := range m.World.Agents {
@@ -235,7 +223,7 @@ func newWorld(t *testing.T) *world {
 		}
 	}
 	for team, members := range m.World.Teams {
-		if err := svc.CreateTeam(ctx, root, w.id(team), ""); err != nil {
+		if err := svc.CreateTeam(ctx, root, w.id(team), w.id(m.World.TeamOwner(team))); err != nil {
 			t.Fatal(err)
 		}
 		for member, role := range members {
@@ -256,6 +244,15 @@ func newWorld(t *testing.T) *world {
 			}
 		}
 	}
+	// Shares that lapse in a moment, and memories that expire then.
+	w.expiresAt = time.Now().Add(time.Second)
+	for agent, grantees := range m.World.LapsedShares {
+		for _, g := range grantees {
+			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true, &w.expiresAt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// The first memory of each space is the one whose ingestion fails, while it is the
 	// oldest there; then the seeds that the reads look for.
 	for _, col := range m.Spaces {
@@ -269,6 +266,7 @@ func newWorld(t *testing.T) *world {
 		w.tokens[col] = fmt.Sprintf("tok%s%s", col, mark)
 		if col != "system" {
 			w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s: %s.", col, w.tokens[col]))
+			w.expiring[col] = w.seedUntil(col, "A memory of "+col+" that expires.", &w.expiresAt)
 		}
 	}
 	// The system space holds audit events; the id of one stands for its memory.
@@ -276,8 +274,36 @@ func newWorld(t *testing.T) *world {
 	if err != nil || len(events) != 1 {
 		t.Fatalf("no audit event to use as the system space's memory (%v)", err)
 	}
-	w.seeds["system"], w.failed["system"] = events[0].ID, events[0].ID
+	w.seeds["system"], w.failed["system"], w.expiring["system"] = events[0].ID, events[0].ID, events[0].ID
+	// The cells run once the lapsing shares have lapsed for their grantees.
+	for agent, grantees := range m.World.LapsedShares {
+		for _, g := range grantees {
+			for w.call(g, "trusted").P.SharedWith[w.id(agent)] {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
 	return w
+}
+
+// quota is the public writes a day of the matrix's agents; create_over_quota uses it
+// up first (useQuota).
+const quota = 1000
+
+// useQuota records that every agent of the world has made its public writes today, as
+// agent_public_write counts them.
+func (w *world) useQuota() {
+	w.t.Helper()
+	if w.quotaUsed {
+		return
+	}
+	err := neo4jtest.Run(neo4jtest.URI(w.t), `MATCH (a:Agent) WHERE a.id ENDS WITH $mark
+SET a.public_writes_day = $day, a.public_writes = $quota`,
+		map[string]any{"mark": "-" + w.mark, "day": time.Now().UTC().Format(time.DateOnly), "quota": int64(quota)})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.quotaUsed = true
 }
 
 // outcome names an error in the matrix's words.
@@ -293,6 +319,8 @@ func outcome(err error) string {
 		return "404"
 	case graph.ECONFLICT:
 		return "409"
+	case graph.EQUOTA:
+		return "429"
 	default:
 		return fmt.Sprintf("%s (%v)", code, err)
 	}
@@ -383,12 +411,22 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	switch cell.Operation {
 	case "share", "unshare", "transfer", "erase":
 		return w.runAgent(c, cell), nil
+	case "dissolve":
+		team := w.id(cell.Column)
+		_, err := w.svc.DissolveTeam(w.ctx, c, team, true)
+		if _, terr := w.svc.GetTeam(w.ctx, w.admin(), team); err == nil && terr != nil {
+			return "a dry run dissolved the team", nil
+		}
+		return outcome(err), nil
 	}
 	col := cell.Column
 	own := w.id(w.m.Principals[cell.Principal].Agent)
 	agent, visibility, team := w.space(col)
 	switch cell.Operation {
-	case "create":
+	case "create", "create_over_quota":
+		if cell.Operation == "create_over_quota" {
+			w.useQuota()
+		}
 		if agent == "" {
 			agent = own
 		}
@@ -413,6 +451,44 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		}
 		return outcome(err), nil
 
+	case "get_expired":
+		for time.Now().Before(w.expiresAt) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_, err := w.svc.Get(w.ctx, c, w.expiring[col])
+		return outcome(err), nil
+
+	case "update":
+		before := w.status(col, w.seeds[col])
+		e, err := w.svc.Update(w.ctx, c, w.seeds[col], service.Patch{Given: map[string]bool{"tags": true},
+			Memory: service.NewMemory{Tags: []string{"matrix", c.P.ID}}})
+		if err == nil && (len(e.Tags) != 2 || e.Tags[1] != c.P.ID || e.Version < 2 || e.Status != before) {
+			return fmt.Sprintf("updated wrongly: version %d, tags %v, %s", e.Version, e.Tags, e.Status), nil
+		}
+		return outcome(err), nil
+
+	case "move":
+		id, to := w.seeds[col], "private"
+		if col != "system" {
+			id = w.seed(col, "A memory of "+col+" to be moved.")
+		}
+		if visibility == "private" {
+			to = "public"
+		}
+		e, err := w.svc.Update(w.ctx, c, id, service.Patch{Given: map[string]bool{"visibility": true},
+			Memory: service.NewMemory{Visibility: to}})
+		if col == "system" {
+			return outcome(err), nil
+		}
+		want := "agent-" + w.id(w.m.SeedAgent(col)) + "-" + to
+		switch {
+		case err == nil && (e.GroupID != want || w.statusIn(want, id) != graph.StatusQueued):
+			return "moved wrongly, to " + e.GroupID, nil
+		case err != nil && w.status(col, id) == "gone":
+			return outcome(err) + ", but the memory left " + col, nil
+		}
+		return outcome(err), nil
+
 	case "list":
 		q := service.ListQuery{AgentID: agent, Space: visibility, Page: graph.PageRequest{Limit: 100}}
 		if team != "" {
@@ -431,7 +507,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 				}
 			}
 			if q.Page.Cursor = page.NextCursor; !page.HasMore {
-				return "listed without its seed", showed
+				return "absent", showed // answered, without the seed
 			}
 		}
 

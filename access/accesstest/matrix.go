@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -17,13 +18,18 @@ type Matrix struct {
 	About  string   `json:"about"`
 	Spaces []string `json:"spaces"` // the columns of the memory operations
 	Agents []string `json:"agents"` // the columns of the agent operations
+	Teams  []string `json:"teams"`  // the columns of the team operations
 	World  World    `json:"world"`
 	// PromoteToTeam is the team promote_team copies memories to.
 	PromoteToTeam string `json:"promote_to_team"`
+	// SeedWriters names, for the columns that are no agent's own (teams, global), the
+	// agent whose owner writes their memories (global: by promotion).
+	SeedWriters map[string]string `json:"seed_writers"`
 	// Principals are the rows.
 	Principals map[string]Principal `json:"principals"`
 	// Expect[principal][operation] lists one outcome per column: in Spaces order for
-	// Operations, in Agents order for AgentOperations.
+	// Operations, in Agents order for AgentOperations, in Teams order for
+	// TeamOperations.
 	Expect map[string]map[string]string `json:"expect"`
 }
 
@@ -32,6 +38,11 @@ type World struct {
 	Shares    map[string][]string          `json:"shares"` // agent -> grantees
 	Teams     map[string]map[string]string `json:"teams"`  // team -> member -> role
 	Promoters []string                     `json:"promoters"`
+	// TeamOwners own their teams (may dissolve them); a team not named here is owned
+	// by root, the admin requester that creates the world.
+	TeamOwners map[string]string `json:"team_owners"`
+	// LapsedShares are shares granted for a moment, lapsed before the cells run.
+	LapsedShares map[string][]string `json:"lapsed_shares"`
 }
 
 type Principal struct {
@@ -41,10 +52,14 @@ type Principal struct {
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.
-var Operations = []string{"create", "get", "list", "search", "delete", "retry", "promote", "promote_team"}
+var Operations = []string{"create", "get", "list", "search", "delete", "retry", "promote", "promote_team",
+	"update", "move", "get_expired", "create_over_quota"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"share", "unshare", "transfer", "erase"}
+
+// TeamOperations on teams, one cell per team column, run after AgentOperations.
+var TeamOperations = []string{"dissolve"}
 
 // Cell is one assertion: what Principal gets doing Operation on Column (a space of
 // Spaces or an agent of Agents).
@@ -70,7 +85,8 @@ func Load() (*Matrix, error) {
 	return &m, nil
 }
 
-// Cells returns every assertion in the order of Operations, then AgentOperations. It
+// Cells returns every assertion in the order of Operations, AgentOperations, then
+// TeamOperations. It
 // fails on a principal without expectations, an operation it does not know, a missing
 // operation, or a row of the wrong length.
 func (m *Matrix) Cells() ([]Cell, error) {
@@ -80,6 +96,9 @@ func (m *Matrix) Cells() ([]Cell, error) {
 	}
 	for _, op := range AgentOperations {
 		columns[op] = m.Agents
+	}
+	for _, op := range TeamOperations {
+		columns[op] = m.Teams
 	}
 	for name, ops := range m.Expect {
 		if _, ok := m.Principals[name]; !ok {
@@ -97,7 +116,7 @@ func (m *Matrix) Cells() ([]Cell, error) {
 	}
 	sort.Strings(names)
 	var cells []Cell
-	for _, op := range append(append([]string{}, Operations...), AgentOperations...) {
+	for _, op := range slices.Concat(Operations, AgentOperations, TeamOperations) {
 		for _, name := range names {
 			row, ok := m.Expect[name][op]
 			if !ok {
@@ -116,8 +135,8 @@ func (m *Matrix) Cells() ([]Cell, error) {
 }
 
 // SpaceColumn splits a column of Spaces into the kind of its space (private, public,
-// team, global, system) and the agent or team it names: a_private is agent a's
-// private space, team_x is team x.
+// shared, team, global, system) and the agent or team it names: a_private is agent
+// a's private space, a_shared the shared space of agent a's owner, team_x is team x.
 func SpaceColumn(column string) (kind, name string) {
 	if team, ok := strings.CutPrefix(column, "team_"); ok {
 		return "team", team
@@ -128,13 +147,35 @@ func SpaceColumn(column string) (kind, name string) {
 	return column, ""
 }
 
+// SeedAgent is the agent that writes the memories of a column of Spaces: the agent
+// of an agent's space, the SeedWriters one of the others ("" for system).
+func (m *Matrix) SeedAgent(column string) string {
+	if agent, ok := m.SeedWriters[column]; ok {
+		return agent
+	}
+	kind, name := SpaceColumn(column)
+	switch kind {
+	case "private", "public", "shared":
+		return name
+	}
+	return ""
+}
+
+// TeamOwner is the requester that owns a team of the world.
+func (w World) TeamOwner(team string) string {
+	if owner, ok := w.TeamOwners[team]; ok {
+		return owner
+	}
+	return "root"
+}
+
 // SpaceArgs returns what a client names to write to a column's space: the agent (for
 // an agent's spaces), the visibility, and the team (for a team's), each id passed
 // through id (a test's suffix).
 func SpaceArgs(column string, id func(string) string) (agent, visibility, team string) {
 	kind, name := SpaceColumn(column)
 	switch kind {
-	case "private", "public":
+	case "private", "public", "shared":
 		return id(name), kind, ""
 	case "team":
 		return "", "team", id(name)
