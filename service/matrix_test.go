@@ -28,12 +28,12 @@ var hosts = map[string]access.Host{
 // world is the matrix world stored through the service in the real store, its ids
 // suffixed with the test's mark.
 type world struct {
-	t      *testing.T
-	ctx    context.Context
-	m      *accesstest.Matrix
-	mark   string
-	svc    *service.Service
-	db     *neo4jstore.DB
+	t        *testing.T
+	ctx      context.Context
+	m        *accesstest.Matrix
+	mark     string
+	svc      *service.Service
+	db       *neo4jstore.DB
 	seeds    map[string]string // space column -> a memory there (system: an audit event's id)
 	failed   map[string]string // space column -> a memory there whose ingestion failed
 	expiring map[string]string // space column -> a memory there that expires at expiresAt
