@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -47,6 +48,16 @@ type mcpID struct {
 	ID string `json:"id" jsonschema:"the memory id, as add_memory or search_memory gave it"`
 }
 
+type mcpUpdate struct {
+	ID         string     `json:"id" jsonschema:"the memory id"`
+	Content    *string    `json:"content,omitempty" jsonschema:"the new text; its facts are extracted again and those only the old text stated end"`
+	Tags       *[]string  `json:"tags,omitempty" jsonschema:"the new tags"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty" jsonschema:"when to forget it (RFC 3339)"`
+	Visibility *string    `json:"visibility,omitempty" jsonschema:"move it: private, public, shared, or team with team (only for the agent that wrote it)"`
+	Team       string     `json:"team,omitempty" jsonschema:"the team, with visibility team"`
+	IfVersion  int        `json:"if_version,omitempty" jsonschema:"the version you read: the update applies only while it is current"`
+}
+
 type mcpList struct {
 	AgentID string `json:"agent_id" jsonschema:"the agent whose memories to list"`
 	Space   string `json:"space,omitempty" jsonschema:"private, public, team:NAME, shared or global (default: every space of the agent the requester sees)"`
@@ -72,6 +83,8 @@ func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Han
 		"as_of or include_expired), entities and the memories they came from, best first."}, t, t.search)
 	addTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, t, t.get)
 	addTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, t, t.list)
+	addTool(s, &mcp.Tool{Name: "update_memory", Description: "Change a memory in place (its text, tags, expiry, or " +
+		"space); the version it replaces is kept. Answers the memory with its new version."}, t, t.update)
 	addTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, t, t.delete)
 	addTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
 		"or failed (with the reason)."}, t, t.status)
@@ -196,6 +209,33 @@ func (t mcpTools) list(ctx context.Context, c service.Call, in mcpList) (any, er
 		return nil, err
 	}
 	return listResponseOf(page), nil
+}
+
+func (t mcpTools) update(ctx context.Context, c service.Call, in mcpUpdate) (any, error) {
+	p := service.Patch{Given: map[string]bool{}}
+	if in.IfVersion != 0 {
+		p.IfMatch = strconv.Itoa(in.IfVersion)
+	}
+	if in.Content != nil {
+		p.Given["messages"], p.Memory.Text = true, *in.Content
+	}
+	if in.Tags != nil {
+		p.Given["tags"], p.Memory.Tags = true, *in.Tags
+	}
+	if in.ExpiresAt != nil {
+		p.Given["expires_at"], p.Memory.ExpiresAt = true, in.ExpiresAt
+	}
+	if in.Visibility != nil {
+		p.Given["visibility"], p.Memory.Visibility = true, *in.Visibility
+	}
+	if in.Team != "" {
+		p.Given["team"], p.Memory.Team = true, in.Team
+	}
+	e, err := t.svc.Update(ctx, c, in.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	return viewOf(e), nil
 }
 
 func (t mcpTools) delete(ctx context.Context, c service.Call, in mcpID) (any, error) {

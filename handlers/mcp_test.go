@@ -95,7 +95,7 @@ func TestMCP(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if got := strings.Join(names, " "); got != "add_memory delete_memory get_memory get_status list_memories search_memory" {
+	if got := strings.Join(names, " "); got != "add_memory delete_memory get_memory get_status list_memories search_memory update_memory" {
 		t.Errorf("tools: %s", got)
 	}
 
@@ -162,6 +162,24 @@ func TestMCP(t *testing.T) {
 	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&actor="+otherID, nil, &audit)
 	if len(audit.Events) != 1 || audit.Events[0].RequestID == "" {
 		t.Errorf("audit of the MCP refusal: %+v, want one namespace_denied event with a request id", audit.Events)
+	}
+
+	// update_memory: a new version, a stale one refused, another requester's not found.
+	var updated struct {
+		Version int      `json:"version"`
+		Tags    []string `json:"tags"`
+	}
+	if !callTool(t, owner, "update_memory", map[string]any{"id": added.ID, "tags": []string{"job"}, "if_version": 1}, &updated) ||
+		updated.Version != 2 || len(updated.Tags) != 1 {
+		t.Errorf("update_memory: %+v", updated)
+	}
+	if callTool(t, owner, "update_memory", map[string]any{"id": added.ID, "tags": []string{"x"}, "if_version": 1}, &denied) ||
+		denied.Error.Code != "precondition_failed" {
+		t.Errorf("update_memory from a stale version: %+v, want precondition_failed", denied)
+	}
+	if callTool(t, other, "update_memory", map[string]any{"id": added.ID, "content": "Alice works at Initech."}, &denied) ||
+		denied.Error.Code != "not_found" {
+		t.Errorf("another requester's update_memory: %+v, want not_found", denied)
 	}
 
 	var bad toolError
