@@ -186,9 +186,9 @@ RETURN coalesce(p.promoter, false) AS promoter,
 
 // BenchmarkPrincipal (after the search benchmark, so it meets a warm database)
 // measures what every request pays before its work: resolving the
-// requester from Neo4j and computing its visible set. The requester owns three agents,
-// is in two teams and holds three shares: one without an end, one until tomorrow and
-// one lapsed.
+// requester from Neo4j and computing its visible set. The requester owns three agents
+// (and so has a shared space), is in two teams and holds three shares: one without an
+// end, one until tomorrow and one lapsed.
 func ptr[T any](v T) *T { return &v }
 
 func BenchmarkPrincipal(b *testing.B) {
@@ -253,8 +253,9 @@ func BenchmarkPrincipal(b *testing.B) {
 				return err
 			}
 			p := access.NewPrincipal(requester, host, f)
-			if v := pol.Visible(p); len(v.GroupIDs) != 11 || len(p.ExpiredShares) != 1 {
-				return fmt.Errorf("visible set has %d spaces, want 9 and two shares; %d lapsed shares, want 1", len(v.GroupIDs), len(p.ExpiredShares))
+			if v := pol.Visible(p); len(v.GroupIDs) != 12 || !v.Contains(graph.SharedSpace(requester).GroupID()) || len(p.ExpiredShares) != 1 {
+				return fmt.Errorf("visible set has %d spaces, want 12 (3 agents' 2, 2 shares, 2 teams, the shared space, global); %d lapsed shares, want 1",
+					len(v.GroupIDs), len(p.ExpiredShares))
 			}
 			return nil
 		}},
