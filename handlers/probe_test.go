@@ -86,7 +86,18 @@ func TestProbe_NoLeaks(t *testing.T) {
 	seeds = append(seeds, teamSeed)
 	ps["alice"].c.must(http.StatusNoContent, "PUT", "/v1/agents/"+ps["alice"].agent+"/shares/"+id("bob"), nil, nil)
 	seeds[0].readers["bob"] = true // alice's private seed
-	ingest(t, append(scopes, "team-"+team)...)
+	// alice's shared space: hers alone, whoever else reads her agent's private one.
+	sharedSeed := &seed{word: word(), space: "shared", agent: ps["alice"].agent, owner: "alice", readers: map[string]bool{"alice": true}}
+	ps["alice"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps["alice"].agent,
+		"visibility": "shared", "messages": sharedSeed.word + " works at " + word() + "."}, &a)
+	sharedSeed.memory = a.ID
+	seeds = append(seeds, sharedSeed)
+	// An earlier version of alice's private seed holds a word of its own (no facts).
+	version := &seed{word: word(), space: "private", agent: seeds[0].agent, owner: "alice", memory: seeds[0].memory, readers: seeds[0].readers}
+	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{version.word}}, nil)
+	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{"current"}}, nil)
+	seeds = append(seeds, version)
+	ingest(t, append(scopes, "team-"+team, "user-"+id("alice")+"-shared")...)
 
 	// Every memory done, then the ids of the facts and entities each space holds, read
 	// by a reader of it.
@@ -124,7 +135,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 			}
 		}
 	}
-	if len(facts) < len(seeds)-2 {
+	if len(facts) < len(seeds)-3 { // the version seed states none
 		t.Fatalf("%d facts found for %d seeds: extraction did not give the sweep its ids", len(facts), len(seeds))
 	}
 	mayRead := func(p string, s *seed) bool { return s.readers == nil || s.readers[p] }
@@ -166,7 +177,13 @@ func TestProbe_NoLeaks(t *testing.T) {
 			visible := mayRead(who, s)
 			status, body := c.do("GET", "/v1/memories/"+s.memory, nil)
 			check(who, "GET memory "+s.word, status, body, visible, false)
+			status, body = c.do("GET", "/v1/memories/"+s.memory+"/versions", nil)
+			check(who, "GET versions "+s.word, status, body, visible, false)
 			if s.owner != who { // what it may not change: 403 if it sees it, else 404
+				status, body = c.patch(s.memory, "", map[string]any{"tags": []string{"probed"}})
+				check(who, "PATCH memory "+s.word, status, body, visible, true)
+				status, body = c.patch(s.memory, "", map[string]any{"visibility": "public"})
+				check(who, "move memory "+s.word, status, body, visible, true)
 				status, body = c.do("DELETE", "/v1/memories/"+s.memory, nil)
 				check(who, "DELETE memory "+s.word, status, body, visible, true)
 				status, body = c.do("POST", "/v1/memories/"+s.memory+"/retry", nil)
@@ -209,6 +226,8 @@ func TestProbe_NoLeaks(t *testing.T) {
 		}
 		status, body := c.do("GET", "/v1/teams/"+team, nil)
 		check(who, "GET team", status, body, member(who) || who == "root", false)
+		status, body = c.do("DELETE", "/v1/teams/"+team+"?dry_run=true", nil)
+		check(who, "dissolve team (dry run)", status, body, member(who) || who == "root", member(who)) // root owns it
 
 		// MCP: the same reads, and the refused delete.
 		session := mcpSession(t, base, c.key, c.requester)
@@ -221,6 +240,8 @@ func TestProbe_NoLeaks(t *testing.T) {
 			if s.owner != who {
 				ok = callTool(t, session, "delete_memory", map[string]any{"id": s.memory}, &out)
 				check(who, "MCP delete_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+				ok = callTool(t, session, "update_memory", map[string]any{"id": s.memory, "content": "probed"}, &out)
+				check(who, "MCP update_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
 			}
 		}
 		for _, other := range names {
