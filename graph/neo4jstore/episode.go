@@ -67,7 +67,9 @@ var optionalProps = []string{"metadata", "messages", "expires_at", "confidence",
 
 // updateProps are the properties of e an update writes: everything but its identity
 // (uuid, created_at, idempotency key) and its space, which episode_update sets apart.
-func updateProps(e *graph.Episode) map[string]any {
+// requeue (a new content or space) ends any lease a worker holds on it, so that
+// worker's result is refused; otherwise the lease is left alone.
+func updateProps(e *graph.Episode, requeue bool) map[string]any {
 	p := episodeProps(e)
 	for _, k := range optionalProps {
 		if _, ok := p[k]; !ok {
@@ -77,7 +79,9 @@ func updateProps(e *graph.Episode) map[string]any {
 	for _, k := range []string{"uuid", "created_at", "idempotency_key", "request_hash"} {
 		delete(p, k)
 	}
-	p["lease_owner"], p["lease_expires_at"], p["retry_at"] = nil, nil, nil
+	if requeue {
+		p["lease_owner"], p["lease_expires_at"], p["retry_at"] = nil, nil, nil
+	}
 	return p
 }
 

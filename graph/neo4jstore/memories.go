@@ -268,7 +268,8 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, c
 			return nil, err
 		}
 		moved := next.GroupID != e.GroupID
-		if moved || next.Content != e.Content {
+		requeue := moved || next.Content != e.Content
+		if requeue {
 			if err := db.txUnlink(ctx, tx, e, !moved); err != nil {
 				return nil, err
 			}
@@ -279,14 +280,14 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, c
 			}
 		}
 		records, err := db.txRun(ctx, tx, "episode_update", map[string]any{"uuid": e.UUID, "group_id": next.GroupID,
-			"props": updateProps(next), "previous": versionProps(e, *next.UpdatedAt, next.UpdatedBy)})
+			"props": updateProps(next, requeue), "previous": versionProps(e, *next.UpdatedAt, next.UpdatedBy)})
 		if err != nil {
 			return nil, err
 		}
 		if len(records) == 0 {
 			return nil, errNotFound
 		}
-		if !moved && next.Content == e.Content && !sameTime(next.ExpiresAt, e.ExpiresAt) {
+		if !requeue && !sameTime(next.ExpiresAt, e.ExpiresAt) {
 			if _, err := db.txRun(ctx, tx, "episode_support", map[string]any{"uuid": e.UUID}); err != nil {
 				return nil, err
 			}

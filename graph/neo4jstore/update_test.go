@@ -1,0 +1,82 @@
+package neo4jstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+// An update that changes only a memory's attributes leaves the lease of the worker
+// extracting it alone, so its result is saved; one that changes the content ends the
+// lease, so the result of the old content is refused and the memory is queued again.
+func TestUpdateEpisode_WhileProcessing(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	agent := "upd-" + run
+	if err := db.CreateAgent(ctx, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	space := graph.PrivateSpace(agent).GroupID()
+	vis := graph.Visible{GroupIDs: []string{space}}
+	e := &graph.Episode{UUID: uuid.NewString(), Name: "n", GroupID: space, AgentID: agent, Source: graph.SourceText,
+		Content: "Alice works at Acme.", CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
+	if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	change := func(mutate func(*graph.Episode)) *graph.Episode {
+		t.Helper()
+		got, err := db.UpdateEpisode(ctx, e.UUID, vis, func(cur *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
+			next := *cur
+			now := time.Now().UTC()
+			next.Version, next.UpdatedAt, next.UpdatedBy = cur.Version+1, &now, "owner-"+run
+			mutate(&next)
+			return &next, nil, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	claim := func() {
+		t.Helper()
+		claimed, err := db.Claim(ctx, "w-"+run, space, time.Minute, 1, 0)
+		if err != nil || len(claimed) != 1 || claimed[0].Episode.UUID != e.UUID {
+			t.Fatalf("claim: %v, %d claimed", err, len(claimed))
+		}
+	}
+	complete := func() error {
+		t.Helper()
+		errs, err := db.Complete(ctx, "w-"+run, []*graph.GraphWrite{{Episode: e}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return errs[0]
+	}
+
+	claim()
+	if got := change(func(n *graph.Episode) { n.Tags = []string{"hr"} }); got.Status != graph.StatusProcessing || got.Version != 2 {
+		t.Fatalf("after a tags update during extraction: %s, version %d", got.Status, got.Version)
+	}
+	if err := complete(); err != nil {
+		t.Fatalf("the worker's result after a tags update: %v, want saved", err)
+	}
+
+	change(func(n *graph.Episode) { n.Content, n.Status = "Alice works at Globex.", graph.StatusQueued })
+	claim()
+	change(func(n *graph.Episode) { n.Content, n.Status = "Alice works at Initech.", graph.StatusQueued })
+	if err := complete(); graph.ErrorCode(err) != graph.ECONFLICT {
+		t.Fatalf("the worker's result for replaced content: %v, want the lease lost", err)
+	}
+	got, err := db.GetEpisode(ctx, e.UUID, vis)
+	if err != nil || got.Status != graph.StatusQueued || got.Version != 4 || got.Content != "Alice works at Initech." {
+		t.Fatalf("after the content update: %+v, %v", got, err)
+	}
+	claim() // queued again, and claimable
+}
