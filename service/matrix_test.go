@@ -36,11 +36,11 @@ type world struct {
 	db       *neo4jstore.DB
 	seeds    map[string]string // space column -> a memory there (system: an audit event's id)
 	failed   map[string]string // space column -> a memory there whose ingestion failed
-	expiring map[string]string // space column -> a memory there that expires at expiresAt
+	expiring map[string]string // space column -> a memory there that get_expired lets expire
 	tokens   map[string]string // space column -> a word only its seed holds
 	fresh    int               // agents made for agent operations so far
 
-	expiresAt time.Time
+	expired   bool // the expiring memories have expired
 	quotaUsed bool // the world's agents have made their public writes of the day
 }
 
@@ -111,15 +111,9 @@ func (w *world) mustAdd(c service.Call, m service.NewMemory) *graph.Episode {
 // seed stores a memory in column as the column's writer and returns its id.
 func (w *world) seed(column, text string) string {
 	w.t.Helper()
-	return w.seedUntil(column, text, nil)
-}
-
-// seedUntil is seed for a memory that expires at expiresAt (nil: never).
-func (w *world) seedUntil(column, text string, expiresAt *time.Time) string {
-	w.t.Helper()
 	c, own := w.writer(column)
 	if column == "global" {
-		src := w.mustAdd(c, service.NewMemory{AgentID: own, Visibility: "public", Text: text, ExpiresAt: expiresAt})
+		src := w.mustAdd(c, service.NewMemory{AgentID: own, Visibility: "public", Text: text})
 		e, err := w.svc.Promote(w.ctx, c, src.UUID, "global")
 		if err != nil {
 			w.t.Fatalf("promoting a seed to global: %v", err)
@@ -130,7 +124,7 @@ func (w *world) seedUntil(column, text string, expiresAt *time.Time) string {
 	if agent == "" {
 		agent = own
 	}
-	e := w.mustAdd(c, service.NewMemory{AgentID: agent, Visibility: visibility, Team: team, Text: text, ExpiresAt: expiresAt})
+	e := w.mustAdd(c, service.NewMemory{AgentID: agent, Visibility: visibility, Team: team, Text: text})
 	if e.GroupID != w.groupID(column) {
 		w.t.Fatalf("a seed of %s landed in %s", column, e.GroupID)
 	}
@@ -244,11 +238,11 @@ func newWorld(t *testing.T) *world {
 			}
 		}
 	}
-	// Shares that lapse in a moment, and memories that expire then.
-	w.expiresAt = time.Now().Add(time.Second)
+	// Shares that lapse in a moment.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true, &w.expiresAt); err != nil {
+			lapse := time.Now().Add(time.Second)
+			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true, &lapse); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -266,7 +260,7 @@ func newWorld(t *testing.T) *world {
 		w.tokens[col] = fmt.Sprintf("tok%s%s", col, mark)
 		if col != "system" {
 			w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s: %s.", col, w.tokens[col]))
-			w.expiring[col] = w.seedUntil(col, "A memory of "+col+" that expires.", &w.expiresAt)
+			w.expiring[col] = w.seed(col, "A memory of "+col+" that will expire.")
 		}
 	}
 	// The system space holds audit events; the id of one stands for its memory.
@@ -284,6 +278,31 @@ func newWorld(t *testing.T) *world {
 		}
 	}
 	return w
+}
+
+// expire gives every expiring memory an expires_at a moment ahead, through an update
+// by the column's writer, and waits until the last has passed.
+func (w *world) expire() {
+	w.t.Helper()
+	if w.expired {
+		return
+	}
+	var last time.Time
+	for col, id := range w.expiring {
+		if col == "system" {
+			continue
+		}
+		c, _ := w.writer(col)
+		last = time.Now().Add(time.Second)
+		if _, err := w.svc.Update(w.ctx, c, id, service.Patch{Given: map[string]bool{"expires_at": true},
+			Memory: service.NewMemory{ExpiresAt: &last}}); err != nil {
+			w.t.Fatalf("setting expires_at of %s's memory: %v", col, err)
+		}
+	}
+	for time.Now().Before(last) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.expired = true
 }
 
 // quota is the public writes a day of the matrix's agents; create_over_quota uses it
@@ -452,9 +471,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		return outcome(err), nil
 
 	case "get_expired":
-		for time.Now().Before(w.expiresAt) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		w.expire()
 		_, err := w.svc.Get(w.ctx, c, w.expiring[col])
 		return outcome(err), nil
 
