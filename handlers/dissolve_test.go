@@ -48,6 +48,14 @@ func TestDissolveTeam(t *testing.T) {
 	for id := range ids {
 		waitStatus(t, w.owner, id)
 	}
+	var patched string // a memory with an earlier version, which must move with it
+	for id := range ids {
+		patched = id
+	}
+	owners := map[string]client{"agent-" + w.agent + "-private": w.owner, "agent-" + other + "-private": writer}
+	if s, body := owners[ids[patched]].patch(patched, "", map[string]any{"tags": []string{"kept"}}); s != http.StatusOK {
+		t.Fatalf("updating a team memory: %d %s", s, body)
+	}
 	inTeam := func() int64 {
 		return neo4jtest.Count(t, "MATCH (n) WHERE (n:Episodic OR n:Entity OR n:MemoryVersion) AND n.group_id = $g RETURN count(n)",
 			map[string]any{"g": "team-" + team})
@@ -101,7 +109,10 @@ func TestDissolveTeam(t *testing.T) {
 	if n := inTeam(); n != 0 {
 		t.Errorf("%d nodes are left in the team space", n)
 	}
-	owners := map[string]client{"agent-" + w.agent + "-private": w.owner, "agent-" + other + "-private": writer}
+	if n := neo4jtest.Count(t, "MATCH (v:MemoryVersion {episode_uuid: $id, group_id: $g}) RETURN count(v)",
+		map[string]any{"id": patched, "g": ids[patched]}); n != 1 {
+		t.Errorf("the updated memory's earlier version: %d in %s, want 1", n, ids[patched])
+	}
 	for id, group := range ids {
 		var m memory
 		owners[group].must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &m)
@@ -132,5 +143,15 @@ func TestDissolveTeam(t *testing.T) {
 	w.admin.must(http.StatusOK, "GET", "/v1/audit?kind=team_dissolved&subject="+team, nil, &events)
 	if len(events.Events) != 1 || events.Events[0].Actor != w.owner.requester {
 		t.Errorf("the dissolution audited: %+v", events.Events)
+	}
+
+	// An admin host dissolves a team it does not own, here one with no memories.
+	var empty dissolution
+	w.admin.must(http.StatusOK, "DELETE", "/v1/teams/"+w.team, nil, &empty)
+	if empty.Moved != 0 || len(empty.Creators) != 0 {
+		t.Errorf("dissolving an empty team: %+v", empty)
+	}
+	if s, _ := w.owner.do("GET", "/v1/teams/"+w.team, nil); s != http.StatusNotFound {
+		t.Errorf("the empty team is still there for its former member: %d", s)
 	}
 }
