@@ -159,7 +159,7 @@ const forget = `
 MATCH (n)
 WHERE n.group_id CONTAINS $mark
    OR (n:Agent AND n.id CONTAINS $mark) OR (n:Team AND n.name CONTAINS $mark)
-   OR (n:Principal AND n.id CONTAINS $mark) OR (n:Episodic AND n.agent_id CONTAINS $mark)
+   OR (n:Principal AND n.id CONTAINS $mark) OR ((n:Episodic OR n:MemoryVersion) AND n.agent_id CONTAINS $mark)
    OR (n:AuditEvent AND (n.subject CONTAINS $mark OR n.actor CONTAINS $mark OR n.space CONTAINS $mark))
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
