@@ -253,17 +253,40 @@ func TestImport_RidesOutRestart(t *testing.T) {
 
 	var stdout, stderr strings.Builder
 	imp := command(t, nil, "import", "--url", base, "--requester", requester, "--batch", "10", "--retry", "1m", path)
-	imp.Stdout, imp.Stderr = &stdout, &stderr
+	imp.Stdout = &stdout
+	pipe, err := imp.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := imp.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// memgate comes back only once the import has met a refused batch (its stderr
+	// says so), however slowly a loaded machine starts the import.
+	refused, read := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(read)
+		seen := false
+		for lines := bufio.NewScanner(pipe); lines.Scan(); {
+			stderr.WriteString(lines.Text() + "\n")
+			if !seen && strings.Contains(lines.Text(), "sending the batch again") {
+				seen = true
+				close(refused)
+			}
+		}
+	}()
+	select {
+	case <-refused:
+	case <-read:
+		t.Fatalf("the import ended without meeting a refused batch:\n%s", stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("the import met no refused batch in a minute")
+	}
 	// Back on the same address, as a restarted service is.
 	startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0", "MEMGATE_SERVER_ADDR": strings.TrimPrefix(base, "http://")})
+	<-read
 	if err := imp.Wait(); err != nil {
 		t.Fatalf("import: %v\n%s%s", err, stdout.String(), stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "sending the batch again") {
-		t.Errorf("the import met no refused batch, so the test tested nothing:\n%s", stderr.String())
 	}
 	if !strings.Contains(stdout.String(), fmt.Sprintf("lines %d, accepted %d, duplicates 0, rejected 0", lines, lines)) {
 		t.Errorf("summary: %s", stdout.String())
