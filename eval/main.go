@@ -484,7 +484,8 @@ func keptRows(path string, ran []score) ([]string, error) {
 	var rows []string
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
-		if !strings.HasPrefix(line, "| ") || cells[0] == "extractor" || slices.ContainsFunc(ran, func(s score) bool { return s.name == cells[0] }) {
+		name, _, _ := strings.Cut(cells[0], " (run of ")
+		if !strings.HasPrefix(line, "| ") || name == "extractor" || slices.ContainsFunc(ran, func(s score) bool { return s.name == name }) {
 			continue
 		}
 		if !strings.Contains(cells[0], " (run of ") && date != "" {
