@@ -163,6 +163,14 @@ WHERE n.group_id CONTAINS $mark
    OR (n:AuditEvent AND (n.subject CONTAINS $mark OR n.actor CONTAINS $mark OR n.space CONTAINS $mark))
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
+const memoryIDs = `
+MATCH (e:Episodic) WHERE e.group_id CONTAINS $mark OR e.agent_id CONTAINS $mark
+RETURN e.uuid`
+
+const forgetEvents = `
+MATCH (a:AuditEvent) WHERE a.subject IN $ids
+CALL (a) { DETACH DELETE a } IN TRANSACTIONS OF 1000 ROWS`
+
 const forgetOrphans = `
 MATCH (n:Entity {group_id: 'global'}) WHERE NOT (n)<-[:MENTIONS]-()
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
@@ -178,8 +186,19 @@ func Forget(tb testing.TB, mark string) {
 	}
 	target := URI(tb)
 	tb.Cleanup(func() {
+		// The audit events about the test's memories name them only by id (the expiry
+		// sweeper's, for a memory of the global space): their ids are read first, and
+		// the events erased once the memories are, so a sweeper erasing one meanwhile
+		// leaves nothing behind either.
+		ids, err := column(target, memoryIDs, map[string]any{"mark": mark})
+		if err != nil {
+			tb.Errorf("reading the test's memory ids (mark %s): %v", mark, err)
+		}
 		if err := Run(target, forget, map[string]any{"mark": mark}); err != nil {
 			tb.Errorf("erasing the test's data (mark %s): %v", mark, err)
+		}
+		if err := Run(target, forgetEvents, map[string]any{"ids": ids}); err != nil {
+			tb.Errorf("erasing the audit events of the test's memories: %v", err)
 		}
 		if err := Run(target, forgetOrphans, nil); err != nil {
 			tb.Errorf("erasing orphaned global entities: %v", err)
@@ -205,6 +224,29 @@ func Run(uri, statement string, params map[string]any) error {
 	}
 	_, err = res.Consume(ctx)
 	return err
+}
+
+// column runs a read statement and returns its first column, as strings.
+func column(uri, statement string, params map[string]any) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
+	if err != nil {
+		return nil, err
+	}
+	defer driver.Close(ctx)
+	res, err := neo4j.ExecuteQuery(ctx, driver, statement, params, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase("neo4j"), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res.Records))
+	for _, r := range res.Records {
+		if s, ok := r.Values[0].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // Count runs a read statement that returns one number (as its first column) and
