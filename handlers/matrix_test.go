@@ -238,11 +238,13 @@ func newWorld(t *testing.T, base string) *world {
 	// private space until then.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			for {
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 				if s, _ := w.as(g, "trusted").do("GET", "/v1/memories?space=private&agent_id="+w.id(agent), nil); s == http.StatusNotFound {
 					break
 				}
-				time.Sleep(20 * time.Millisecond)
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still lists %s's private space a minute after its share lapsed", g, agent)
+				}
 			}
 		}
 	}

@@ -225,8 +225,12 @@ func (a *api) getMemory(c echo.Context) error {
 
 // withVersion answers a memory with its version as the ETag, for If-Match.
 func withVersion(c echo.Context, e *graph.Episode) error {
-	c.Response().Header().Set("ETag", strconv.Quote(strconv.Itoa(e.Version)))
+	setETag(c, e)
 	return c.JSON(http.StatusOK, viewOf(e))
+}
+
+func setETag(c echo.Context, e *graph.Episode) {
+	c.Response().Header().Set("ETag", strconv.Quote(strconv.Itoa(e.Version)))
 }
 
 // patchRequest is the body of PATCH /v1/memories/{id}: the fields to change; a field
@@ -308,7 +312,7 @@ func (a *api) memoryVersions(c echo.Context) error {
 	for _, v := range versions {
 		out.Versions = append(out.Versions, versionView{memoryView: viewOf(v.Memory), ReplacedAt: v.ReplacedAt, ReplacedBy: v.ReplacedBy})
 	}
-	c.Response().Header().Set("ETag", strconv.Quote(strconv.Itoa(e.Version)))
+	setETag(c, e)
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -272,8 +272,10 @@ func newWorld(t *testing.T) *world {
 	// The cells run once the lapsing shares have lapsed for their grantees.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			for w.call(g, "trusted").P.SharedWith[w.id(agent)] {
-				time.Sleep(20 * time.Millisecond)
+			for deadline := time.Now().Add(time.Minute); w.call(g, "trusted").P.SharedWith[w.id(agent)]; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still holds %s's share a minute after it lapsed", g, agent)
+				}
 			}
 		}
 	}
@@ -281,26 +283,36 @@ func newWorld(t *testing.T) *world {
 }
 
 // expire gives every expiring memory an expires_at a moment ahead, through an update
-// by the column's writer, and waits until the last has passed.
+// by the column's writer, and waits until its writer no longer reads any of them.
 func (w *world) expire() {
 	w.t.Helper()
 	if w.expired {
 		return
 	}
-	var last time.Time
 	for col, id := range w.expiring {
 		if col == "system" {
 			continue
 		}
 		c, _ := w.writer(col)
-		last = time.Now().Add(time.Second)
+		at := time.Now().Add(time.Second)
 		if _, err := w.svc.Update(w.ctx, c, id, service.Patch{Given: map[string]bool{"expires_at": true},
-			Memory: service.NewMemory{ExpiresAt: &last}}); err != nil {
+			Memory: service.NewMemory{ExpiresAt: &at}}); err != nil {
 			w.t.Fatalf("setting expires_at of %s's memory: %v", col, err)
 		}
 	}
-	for time.Now().Before(last) {
-		time.Sleep(20 * time.Millisecond)
+	for col, id := range w.expiring {
+		if col == "system" {
+			continue
+		}
+		c, _ := w.writer(col)
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := w.svc.Get(w.ctx, c, id); graph.ErrorCode(err) == graph.ENOTFOUND {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.t.Fatalf("the writer of %s still reads its memory a minute after it expired", col)
+			}
+		}
 	}
 	w.expired = true
 }

@@ -167,9 +167,6 @@ func (db *DB) CreateTeam(ctx context.Context, name, owner string, ev *graph.Audi
 }
 
 func (db *DB) TeamMemories(ctx context.Context, team string) (graph.Dissolution, error) {
-	if _, err := db.GetTeam(ctx, team); err != nil {
-		return graph.Dissolution{}, err
-	}
 	params := map[string]any{"group_id": graph.TeamSpace(team).GroupID()}
 	return dissolution(db.run(ctx, neo4j.AccessModeRead, "team_memories", params))
 }

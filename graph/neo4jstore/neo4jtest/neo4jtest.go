@@ -226,8 +226,8 @@ func Run(uri, statement string, params map[string]any) error {
 	return err
 }
 
-// column runs a read statement and returns its first column, as strings.
-func column(uri, statement string, params map[string]any) ([]string, error) {
+// read runs a read statement on the database at uri and returns its rows.
+func read(uri, statement string, params map[string]any) ([]*neo4j.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
@@ -240,37 +240,35 @@ func column(uri, statement string, params map[string]any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(res.Records))
-	for _, r := range res.Records {
+	return res.Records, nil
+}
+
+// column runs a read statement and returns its first column, as strings.
+func column(uri, statement string, params map[string]any) ([]string, error) {
+	records, err := read(uri, statement, params)
+	out := make([]string, 0, len(records))
+	for _, r := range records {
 		if s, ok := r.Values[0].(string); ok {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // Count runs a read statement that returns one number (as its first column) and
 // returns it, for a test that checks what is in Neo4j rather than what memgate says.
 func Count(tb testing.TB, statement string, params map[string]any) int64 {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	driver, err := neo4j.NewDriverWithContext(URI(tb), neo4j.NoAuth())
+	records, err := read(URI(tb), statement, params)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer driver.Close(ctx)
-	res, err := neo4j.ExecuteQuery(ctx, driver, statement, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase("neo4j"), neo4j.ExecuteQueryWithReadersRouting())
-	if err != nil {
-		tb.Fatal(err)
+	if len(records) != 1 {
+		tb.Fatalf("%s: %d rows, want one", statement, len(records))
 	}
-	if len(res.Records) != 1 {
-		tb.Fatalf("%s: %d rows, want one", statement, len(res.Records))
-	}
-	n, ok := res.Records[0].Values[0].(int64)
+	n, ok := records[0].Values[0].(int64)
 	if !ok {
-		tb.Fatalf("%s: %v is not a number", statement, res.Records[0].Values[0])
+		tb.Fatalf("%s: %v is not a number", statement, records[0].Values[0])
 	}
 	return n
 }
