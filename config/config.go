@@ -125,6 +125,9 @@ type LLM struct {
 	// next mode once a server refuses one).
 	StructuredOutput string `yaml:"structured_output"`
 	MaxTokens        int    `yaml:"max_tokens"` // per chat call: a model repeating itself stops there
+	// Rules has the offline extractor's rules check the model's extraction: a fact they
+	// find that the model missed is added, their explicit dates and endings stand.
+	Rules bool `yaml:"rules"`
 }
 
 // StructuredOutputs are the values of llm.structured_output.
@@ -226,6 +229,7 @@ var defaults = map[string]any{
 	"llm.max_retries":                        4,
 	"llm.structured_output":                  "auto",
 	"llm.max_tokens":                         2048,
+	"llm.rules":                              true,
 	"embedder.provider":                      "",
 	"embedder.base_url":                      "",
 	"embedder.api_key":                       "",

@@ -16,16 +16,26 @@ import (
 // common words), the speaker of a conversation (named by its line, "Dana (user): ...",
 // or by an introduction, "I'm Dana Reyes", in this episode or an earlier one; else the
 // line's role, "User"), dates of the form "in March 2024", "since 2022" or "as of June
-// 2025", and a few common relations: works at, joined, left, lives in, moved to,
+// 2025" (a month without a year, "at the end of May", is the one nearest the
+// episode's reference time), and a few common relations: works at, joined, left, lives in, moved to,
 // knows, met, likes, married, between names in one sentence or from the speaker in
 // the first person ("I joined Globex", "my manager is Bob"). It misses anything
 // phrased otherwise and names written in lower case; an LLM does far better.
 type Heuristic struct{}
 
+const monthNames = `january|february|march|april|may|june|july|august|september|october|november|december`
+
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?\n]+\s*`)
-	dateIn      = regexp.MustCompile(`(?i)\b(?:in|since|from|on|as of|starting)\s+(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?((?:1[0-9]|2[0-9])[0-9]{2})\b`)
-	nameRun     = regexp.MustCompile(`\b[A-Z][\p{L}0-9&'’-]*(?:\s+(?:of\s+)?[A-Z][\p{L}0-9&'’-]*)*`)
+	dateIn      = regexp.MustCompile(`(?i)\b(?:in|since|from|on|as of|starting)\s+(?:(` + monthNames + `)\s+)?((?:1[0-9]|2[0-9])[0-9]{2})\b`)
+	// monthPart is "the end of May", "start of March 2024"; monthOnly "since June", a
+	// month without a year, the one nearest the reference time.
+	monthPart = regexp.MustCompile(`(?i)\b(end|start|beginning|middle)\s+of\s+(` + monthNames + `)(?:\s+((?:1[0-9]|2[0-9])[0-9]{2}))?\b`)
+	monthOnly = regexp.MustCompile(`(?i)\b(?:in|since|from|as of|starting|until)\s+(` + monthNames + `)\b`)
+	// pronounSubject is a clause whose subject is a pronoun for the name before it:
+	// "Erik said that he is leaving Acme".
+	pronounSubject = regexp.MustCompile(`(?i)\b(?:he|she|they)(?:'s|’s)?\s+`)
+	nameRun        = regexp.MustCompile(`\b[A-Z][\p{L}0-9&'’-]*(?:\s+(?:of\s+)?[A-Z][\p{L}0-9&'’-]*)*`)
 	// speakerLine is a conversation line as memgate renders messages: "name (role): "
 	// or "role: ".
 	speakerLine = regexp.MustCompile(`^\s*(?:([^():\n]{1,64}?)\s+\(([a-z_-]{1,32})\)|([a-z_-]{1,32}))\s*:\s`)
@@ -107,6 +117,9 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 	fact := func(src, tgt, relation, sentence string, ends bool, when *time.Time) {
 		f := graph.ExtractedFact{Source: src, Target: tgt, Relation: relation, Fact: strings.TrimSpace(sentence)}
 		if ends {
+			if when == nil { // "I left Acme": ended by the time it was said
+				when = &ep.ValidAt
+			}
 			f.InvalidAt = when
 		} else {
 			f.ValidAt = when
@@ -123,7 +136,7 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 			line = line[m[1]:]
 		}
 		for _, sentence := range sentenceEnd.Split(line, -1) {
-			when := sentenceDate(sentence)
+			when := sentenceDate(sentence, ep.ValidAt)
 			names := findNames(sentence)
 			for _, n := range names {
 				if n.text == speaker {
@@ -155,6 +168,9 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 					verb = before[j+5:]
 				} else if i > 0 {
 					subject = names[i-1].text
+				}
+				if m := pronounSubject.FindAllStringIndex(verb, -1); m != nil && subject != "" {
+					verb = verb[m[len(m)-1][1]:] // "he is leaving": the subject before it is leaving
 				}
 				src := subject
 				if firstPersonCounts {
@@ -287,16 +303,49 @@ func start0(sentence string, i int) bool {
 var months = map[string]time.Month{"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6,
 	"july": 7, "august": 8, "september": 9, "october": 10, "november": 11, "december": 12}
 
-func sentenceDate(sentence string) *time.Time {
-	m := dateIn.FindStringSubmatch(sentence)
-	if m == nil {
+// sentenceDate is the date a sentence says a fact began or ended, or nil: a month or
+// year ("in March 2024", "since 2022"), part of a month ("the end of May": its last
+// day), or a month alone ("as of June"), the occurrence nearest ref.
+func sentenceDate(sentence string, ref time.Time) *time.Time {
+	var t time.Time
+	if m := monthPart.FindStringSubmatch(sentence); m != nil {
+		month := months[strings.ToLower(m[2])]
+		year := nearestYear(month, ref)
+		if m[3] != "" {
+			year, _ = strconv.Atoi(m[3])
+		}
+		t = time.Date(year, month, 1, 0, 0, 0, 0, time.UTC)
+		switch strings.ToLower(m[1]) {
+		case "end":
+			t = t.AddDate(0, 1, -1)
+		case "middle":
+			t = t.AddDate(0, 0, 14)
+		}
+	} else if m := dateIn.FindStringSubmatch(sentence); m != nil {
+		year, _ := strconv.Atoi(m[2])
+		month := time.January
+		if m[1] != "" {
+			month = months[strings.ToLower(m[1])]
+		}
+		t = time.Date(year, month, 1, 0, 0, 0, 0, time.UTC)
+	} else if m := monthOnly.FindStringSubmatch(sentence); m != nil && !ref.IsZero() {
+		month := months[strings.ToLower(m[1])]
+		t = time.Date(nearestYear(month, ref), month, 1, 0, 0, 0, 0, time.UTC)
+	} else {
 		return nil
 	}
-	year, _ := strconv.Atoi(m[2])
-	month := time.January
-	if m[1] != "" {
-		month = months[strings.ToLower(m[1])]
-	}
-	t := time.Date(year, month, 1, 0, 0, 0, 0, time.UTC)
 	return &t
+}
+
+// nearestYear is the year whose month is nearest ref: "January" said in November is
+// the coming one, "May" said in June the one just gone.
+func nearestYear(month time.Month, ref time.Time) int {
+	year := ref.Year()
+	switch d := int(month) - int(ref.Month()); {
+	case d > 6:
+		year--
+	case d < -6:
+		year++
+	}
+	return year
 }

@@ -255,3 +255,38 @@ func TestHeuristic_Correction(t *testing.T) {
 		t.Errorf("facts:\n got %s\nwant %s", strings.Join(got, "; "), want)
 	}
 }
+
+// TestHeuristic_Endings: a departure said without a year ends the fact at the month's
+// occurrence nearest the reference time ("the end of April" said in April, "January"
+// said in November is the next one), a pronoun's clause belongs to the name before it,
+// and "I left Acme" with no date at all ends it as of the episode.
+func TestHeuristic_Endings(t *testing.T) {
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		text     string
+		ref      time.Time
+		src, tgt string
+		ended    time.Time
+	}{
+		{"Priya (user): Erik told the team today that he is leaving Halvorsen Logistics at the end of April.",
+			day(2025, 4, 22), "Erik", "Halvorsen Logistics", day(2025, 4, 30)},
+		{"Priya (user): I left Halvorsen Logistics at the end of May.", day(2025, 6, 16), "Priya", "Halvorsen Logistics", day(2025, 5, 31)},
+		{"Kwame (user): Ines said she is leaving Lumenfield in January.", day(2024, 11, 12), "Ines", "Lumenfield", day(2025, 1, 1)},
+		{"Dana (user): I quit Initech.", day(2025, 3, 9), "Dana", "Initech", day(2025, 3, 9)},
+	} {
+		x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: c.text, ValidAt: c.ref}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ = extract.Clean(x, extract.DefaultEntityTypes)
+		if len(x.Facts) != 1 {
+			t.Errorf("%q: facts %+v, want one", c.text, x.Facts)
+			continue
+		}
+		f := x.Facts[0]
+		if f.Source != c.src || f.Relation != "WORKS_AT" || f.Target != c.tgt || f.InvalidAt == nil || !f.InvalidAt.Equal(c.ended) {
+			t.Errorf("%q: %s %s %s ended %v, want %s WORKS_AT %s ended %s", c.text, f.Source, f.Relation, f.Target, f.InvalidAt,
+				c.src, c.tgt, c.ended.Format(time.DateOnly))
+		}
+	}
+}

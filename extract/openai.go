@@ -303,7 +303,7 @@ func answerOf(resp openai.ChatCompletionResponse, mode string) (string, error) {
 		text = c.Message.ToolCalls[0].Function.Arguments
 	}
 	if c.FinishReason == openai.FinishReasonLength {
-		return text, errMalformed{"cut off at llm.max_tokens before it ended"}
+		return text, errCutOff
 	}
 	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
 		text = text[i : j+1]
@@ -374,6 +374,10 @@ func refusesMode(err error, mode string) bool {
 
 // errMalformed is output that does not parse: retried like a server error.
 type errMalformed struct{ why string }
+
+// errCutOff is an answer that reached llm.max_tokens before it ended, most often a
+// model repeating itself: counted apart (kind cut_off), retried like malformed output.
+var errCutOff = errMalformed{"cut off at llm.max_tokens before it ended"}
 
 func (e errMalformed) Error() string { return "malformed LLM output: " + e.why }
 
@@ -484,7 +488,7 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 }
 
 // LLMError is a call to the model provider that failed for good. Kind is
-// classifyLLMError's name for it (malformed, timeout, network, rate_limited, server,
+// classifyLLMError's name for it (malformed, cut_off, timeout, network, rate_limited, server,
 // http_NNN): stable, for readers of the memory; Err has the provider's own text, for
 // the log only.
 type LLMError struct {
@@ -506,6 +510,8 @@ func classifyLLMError(err error) (string, bool) {
 	switch {
 	case errors.As(err, &unsupported):
 		return "unsupported_format", false
+	case errors.As(err, &malformed) && malformed == errCutOff:
+		return "cut_off", true
 	case errors.As(err, &malformed):
 		return "malformed", true
 	case errors.As(err, &api):

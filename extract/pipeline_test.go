@@ -771,7 +771,8 @@ func TestStructuredOutput_AutoFallsBack(t *testing.T) {
 
 // TestStructuredOutput_Repair: an answer cut off at max_tokens is not read, and the
 // retry is not the same request: it shows the model its answer and what was wrong,
-// at a higher temperature. Chat and embedding calls are counted apart.
+// at a higher temperature. Chat and embedding calls are counted apart; the cut-off
+// answer is counted as a runaway (memgate_llm_errors_total{kind="cut_off"}).
 func TestStructuredOutput_Repair(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
@@ -789,6 +790,9 @@ func TestStructuredOutput_Repair(t *testing.T) {
 	}
 	if ents, facts := p.graphOf(group, "Alice", "Acme"); len(ents) != 2 || len(facts) != 1 {
 		t.Fatalf("entities %v, %d facts; want the repaired answer's", keys(ents), len(facts))
+	}
+	if n, ok := p.metric.LLMErrors.Load("cut_off"); !ok || n.(*atomic.Int64).Load() != 1 {
+		t.Errorf("cut_off errors counted: %v, want 1", n)
 	}
 	if chat, emb := p.metric.ChatCalls.Load(), p.metric.EmbeddingCalls.Load(); chat != p.llm.ChatCalls.Load() ||
 		emb != p.llm.EmbeddingCalls.Load() || emb == 0 {
@@ -813,4 +817,90 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestRules_CheckTheModel: the answers are what the local 1.5B model gave for these
+// sentences (make eval): the manager's departure put on the speaker, a move a year
+// early, "left" as a relation of its own, the new job not ending the old one. With llm.rules the offline rules check them:
+// the departure is a fact about Erik ending at the end of April, the new job starts in
+// June 2025 as written (the model's wording kept), and the old job ends at the end of
+// May. Without the rules, none of the three holds.
+func TestRules_CheckTheModel(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	entity := func(name, typ string) map[string]any { return map[string]any{"name": name, "type": typ, "summary": ""} }
+	fact := func(src, rel, tgt, text string, valid, invalid any) map[string]any {
+		return map[string]any{"source": src, "target": tgt, "relation": rel, "fact": text, "valid_at": valid, "invalid_at": invalid}
+	}
+	priya, halvorsen := entity("Priya Natarajan", "Person"), entity("Halvorsen Logistics", "Organization")
+	lines := []struct {
+		text   string
+		at     string
+		answer map[string]any
+	}{
+		{"I work at Halvorsen Logistics.", "2025-01-14", map[string]any{"entities": []any{priya, halvorsen},
+			"facts": []any{fact("Priya Natarajan", "WORKS_AT", "Halvorsen Logistics", "Priya works at Halvorsen Logistics.", nil, nil)}}},
+		{"Erik told the team today that he is leaving Halvorsen Logistics at the end of April.", "2025-04-22",
+			map[string]any{"entities": []any{priya, entity("Erik", "Person"), halvorsen},
+				"facts": []any{fact("Priya Natarajan", "REPORTS_TO", "Halvorsen Logistics", "Erik is leaving Halvorsen Logistics.", "2025-04-22T16:20:00Z", nil)}}},
+		{"Big news: as of June 2025 I work at Nordvik Energy. I left Halvorsen Logistics at the end of May.", "2025-06-16",
+			map[string]any{"entities": []any{priya, entity("Nordvik Energy", "Organization"), halvorsen},
+				"facts": []any{
+					fact("Priya Natarajan", "WORKS_AT", "Nordvik Energy", "Priya Natarajan works at Nordvik Energy.", "2024-06-01T00:00:00Z", nil),
+					fact("Priya Natarajan", "LEFT_JOB", "Halvorsen Logistics", "Priya left Halvorsen Logistics.", "2025-06-16T00:00:00Z", nil)}}},
+	}
+	run := func(rules bool) (map[string]*graph.EntityNode, []*graph.Fact) {
+		group := p.space(fmt.Sprint("rules-", rules))
+		var eps []*graph.Episode
+		for _, l := range lines {
+			eps = append(eps, p.addAt(group, "Priya Natarajan (user): "+l.text+"\n", *date(l.at)))
+		}
+		r := p.runner(1, 1)
+		if rules {
+			r.Extractor = extract.WithRules{Model: r.Extractor}
+		}
+		stop := p.start(r)
+		defer stop()
+		for _, e := range p.wait(eps, 30*time.Second) {
+			if e.Status != graph.StatusDone {
+				t.Fatalf("rules %v: %s %s", rules, e.Status, e.LastError)
+			}
+		}
+		return p.graphOf(group, "Priya Natarajan", "Erik", "Halvorsen Logistics", "Nordvik Energy")
+	}
+	for _, l := range lines {
+		p.llm.Answer(l.text, l.answer)
+	}
+	// Asked whether the new job ends the old one, the small model said no.
+	p.llm.Answer("new: Priya Natarajan works at Nordvik Energy.", map[string]any{"contradicted": []bool{false}})
+	// find is the fact src rel tgt, or nil.
+	find := func(ents map[string]*graph.EntityNode, facts []*graph.Fact, src, rel, tgt string) *graph.Fact {
+		for _, f := range facts {
+			if s, o := ents[src], ents[tgt]; s != nil && o != nil && f.SourceUUID == s.UUID && f.Name == rel && f.TargetUUID == o.UUID {
+				return f
+			}
+		}
+		return nil
+	}
+	on := func(at *time.Time, day string) bool { return at != nil && at.Format(time.DateOnly) == day }
+	checks := func(ents map[string]*graph.EntityNode, facts []*graph.Fact) []string {
+		var held []string
+		if f := find(ents, facts, "Erik", "WORKS_AT", "Halvorsen Logistics"); f != nil && on(f.InvalidAt, "2025-04-30") {
+			held = append(held, "Erik left at the end of April")
+		}
+		if f := find(ents, facts, "Priya Natarajan", "WORKS_AT", "Nordvik Energy"); f != nil && on(f.ValidAt, "2025-06-01") &&
+			f.InvalidAt == nil && f.Fact == "Priya Natarajan works at Nordvik Energy." {
+			held = append(held, "Priya at Nordvik from June 2025")
+		}
+		if f := find(ents, facts, "Priya Natarajan", "WORKS_AT", "Halvorsen Logistics"); f != nil && on(f.InvalidAt, "2025-05-31") {
+			held = append(held, "Priya left Halvorsen at the end of May")
+		}
+		return held
+	}
+	if held := checks(run(true)); len(held) != 3 {
+		t.Errorf("with the rules, only %q hold", held)
+	}
+	if held := checks(run(false)); len(held) != 0 {
+		t.Errorf("without the rules, %q hold: the test does not show what the rules do", held)
+	}
 }

@@ -221,6 +221,9 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 			StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens,
 		}, types)
 		extractor, deduper, judge = llm, llm, llm
+		if cfg.LLM.Rules {
+			extractor = extract.WithRules{Model: llm}
+		}
 	}
 	return &extract.Runner{
 		Queue: db, Extractor: extractor, Types: types,
