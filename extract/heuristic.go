@@ -32,8 +32,8 @@ var (
 	// month without a year, the one nearest the reference time.
 	monthPart = regexp.MustCompile(`(?i)\b(end|start|beginning|middle)\s+of\s+(` + monthNames + `)(?:\s+((?:1[0-9]|2[0-9])[0-9]{2}))?\b`)
 	monthOnly = regexp.MustCompile(`(?i)\b(?:in|since|from|as of|starting|until)\s+(` + monthNames + `)\b`)
-	// pronounSubject is a clause whose subject is a pronoun for the name before it:
-	// "Erik said that he is leaving Acme".
+	// pronounSubject is a clause whose subject is a pronoun for the sentence's first
+	// name: "Erik said that he is leaving Acme".
 	pronounSubject = regexp.MustCompile(`(?i)\b(?:he|she|they)(?:'s|’s)?\s+`)
 	nameRun        = regexp.MustCompile(`\b[A-Z][\p{L}0-9&'’-]*(?:\s+(?:of\s+)?[A-Z][\p{L}0-9&'’-]*)*`)
 	// speakerLine is a conversation line as memgate renders messages: "name (role): "
@@ -169,8 +169,9 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 				} else if i > 0 {
 					subject = names[i-1].text
 				}
-				if m := pronounSubject.FindAllStringIndex(verb, -1); m != nil && subject != "" {
-					verb = verb[m[len(m)-1][1]:] // "he is leaving": the subject before it is leaving
+				if m := pronounSubject.FindAllStringIndex(verb, -1); m != nil && i > 0 {
+					// "Erik said that he is leaving Acme": the pronoun is the sentence's subject.
+					subject, verb = names[0].text, verb[m[len(m)-1][1]:]
 				}
 				src := subject
 				if firstPersonCounts {

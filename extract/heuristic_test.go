@@ -258,7 +258,8 @@ func TestHeuristic_Correction(t *testing.T) {
 
 // TestHeuristic_Endings: a departure said without a year ends the fact at the month's
 // occurrence nearest the reference time ("the end of April" said in April, "January"
-// said in November is the next one), a pronoun's clause belongs to the name before it,
+// said in November is the next one), a pronoun's clause belongs to the sentence's first
+// name (not to the company named just before it),
 // and "I left Acme" with no date at all ends it as of the episode.
 func TestHeuristic_Endings(t *testing.T) {
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
@@ -273,6 +274,8 @@ func TestHeuristic_Endings(t *testing.T) {
 		{"Priya (user): I left Halvorsen Logistics at the end of May.", day(2025, 6, 16), "Priya", "Halvorsen Logistics", day(2025, 5, 31)},
 		{"Kwame (user): Ines said she is leaving Lumenfield in January.", day(2024, 11, 12), "Ines", "Lumenfield", day(2025, 1, 1)},
 		{"Dana (user): I quit Initech.", day(2025, 3, 9), "Dana", "Initech", day(2025, 3, 9)},
+		{"Lin (user): Arjun starts at Tessaract Labs in January, he's leaving Vantage Softworks after 6 years.",
+			day(2024, 12, 2), "Arjun", "Vantage Softworks", day(2025, 1, 1)},
 	} {
 		x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: c.text, ValidAt: c.ref}, nil)
 		if err != nil {
