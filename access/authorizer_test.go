@@ -184,7 +184,7 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		return "404", true
 	}
 	switch c.Operation {
-	case "delete", "retry", "update":
+	case "delete", "retry", "update", "resolve_conflict":
 		return effect(pol.Modify(p, s)), true
 	case "move":
 		if d := pol.Modify(p, s); d.Effect != access.Allow {

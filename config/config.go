@@ -153,6 +153,9 @@ type Memory struct {
 	// ExpirySweep is how often expired memories are erased; 0: this process does not
 	// sweep (reads hide them anyway).
 	ExpirySweep time.Duration `yaml:"expiry_sweep"`
+	// Conflicts is what a contradiction does: invalidate ends the older fact (Graphiti's
+	// rule); review keeps both current, marked, until a writer resolves the conflict.
+	Conflicts string `yaml:"conflicts"`
 	// VisibilityRules classify a write by its content, first match wins: a public or
 	// team write whose content matches a rule's pattern is stored in the agent's
 	// private space instead. A rule only narrows, so its visibility is private.
@@ -244,6 +247,7 @@ var defaults = map[string]any{
 	"memory.page_size_default":               20,
 	"memory.page_size_max":                   100,
 	"memory.expiry_sweep":                    "1m",
+	"memory.conflicts":                       "invalidate",
 	"limits.public_writes_per_agent_per_day": 0,
 	"ingest.workers":                         4,
 	"ingest.lease":                           "2m",
@@ -503,6 +507,9 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains(StructuredOutputs, c.LLM.StructuredOutput) {
 		add("llm.structured_output", "unknown mode %q; use one of %s", c.LLM.StructuredOutput, strings.Join(StructuredOutputs, ", "))
+	}
+	if c.Memory.Conflicts != "invalidate" && c.Memory.Conflicts != "review" {
+		add("memory.conflicts", "unknown mode %q; use invalidate or review", c.Memory.Conflicts)
 	}
 	for key, n := range positive {
 		if n < 1 {

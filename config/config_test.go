@@ -207,6 +207,7 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"JWTRefresh", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    refresh: 0s\n", nil, "auth.jwt.refresh"},
 		{"StructuredOutput", "", map[string]string{"MEMGATE_LLM_STRUCTURED_OUTPUT": "xml"}, "llm.structured_output"},
 		{"MaxTokens", "llm:\n  max_tokens: 0\n", nil, "llm.max_tokens"},
+		{"Conflicts", "", map[string]string{"MEMGATE_MEMORY_CONFLICTS": "ignore"}, "memory.conflicts"},
 		{"ExpirySweep", "memory:\n  expiry_sweep: -1s\n", nil, "memory.expiry_sweep"},
 		{"VisibilityRulePattern", "memory:\n  visibility_rules:\n    - pattern: \"(unclosed\"\n      visibility: private\n", nil, "memory.visibility_rules[0].pattern"},
 		{"VisibilityRuleWidens", "memory:\n  visibility_rules:\n    - pattern: x\n      visibility: private\n    - pattern: shareable\n      visibility: public\n", nil, "memory.visibility_rules[1].visibility"},

@@ -33,8 +33,16 @@ CALL () {
   SET r.name = f.name, r.fact = f.fact, r.fact_embedding = f.fact_embedding, r.episodes = f.episodes,
       r.created_at = f.created_at, r.expired_at = f.expired_at, r.valid_at = f.valid_at,
       r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms,
-      r.reference_time = coalesce(f.reference_time, r.reference_time)
+      r.reference_time = coalesce(f.reference_time, r.reference_time), r.conflicts = f.conflicts
   SET r.group_id = f.group_id
+}
+CALL () {
+  // Contradictions held for review (memory.conflicts: review), each in the space of
+  // its two facts, open (keep null) until resolved.
+  UNWIND $conflicts AS c
+  MERGE (x:Conflict {uuid: c.uuid})
+  ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode
+  SET x.group_id = c.group_id
 }
 CALL () {
   // The episodes, done.

@@ -2,7 +2,7 @@
 // same transaction: $moves names, per agent that still exists, the private space its
 // memories go back to. Each moved memory is queued for extraction there, its versions
 // with it; a memory whose agent is gone is erased with its versions; every entity
-// (and so every fact and mention) of the space is deleted; then the team and its
+// (and so every fact and mention) and conflict of the space is deleted; then the team and its
 // memberships.
 CALL () {
   UNWIND $moves AS m
@@ -25,6 +25,11 @@ CALL () {
   MATCH (n:Entity)
   WHERE n.group_id = $group_id
   DETACH DELETE n
+}
+CALL () {
+  MATCH (c:Conflict)
+  WHERE c.group_id = $group_id
+  DETACH DELETE c
 }
 MATCH (t:Team {name: $name})
 DETACH DELETE t

@@ -904,3 +904,57 @@ func TestRules_CheckTheModel(t *testing.T) {
 		t.Errorf("without the rules, %q hold: the test does not show what the rules do", held)
 	}
 }
+
+// TestPipeline_ConflictsForReview: with Review (memory.conflicts: review) the LLM
+// judge's contradiction ends nothing: Bob's move to Berlin leaves Paris current, both
+// facts name one conflict of their space, listed with them; tennis, judged no
+// contradiction of chess, makes none.
+func TestPipeline_ConflictsForReview(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	entity := func(name, typ string) map[string]any { return map[string]any{"name": name, "type": typ, "summary": ""} }
+	fact := func(target, relation, text string, validAt any) map[string]any {
+		return map[string]any{"source": "Bob", "target": target, "relation": relation, "fact": text, "valid_at": validAt, "invalid_at": nil}
+	}
+	p.llm.Answer("Bob has a flat in Paris and plays chess.", map[string]any{
+		"entities": []any{entity("Bob", "Person"), entity("Paris", "Location"), entity("Chess", "Concept")},
+		"facts":    []any{fact("Paris", "LIVES_IN", "Bob lives in Paris.", nil), fact("Chess", "PLAYS", "Bob plays chess.", nil)}})
+	p.llm.Answer("In June 2025 Bob moved to Berlin.", map[string]any{
+		"entities": []any{entity("Bob", "Person"), entity("Berlin", "Location")},
+		"facts":    []any{fact("Berlin", "LIVES_IN", "Bob lives in Berlin.", "2025-06-01")}})
+	p.llm.Answer("Bob took up tennis.", map[string]any{
+		"entities": []any{entity("Bob", "Person"), entity("Tennis", "Concept")},
+		"facts":    []any{fact("Tennis", "PLAYS", "Bob plays tennis.", nil)}})
+	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"contradicted": []bool{true}})
+	p.llm.Answer("new: Bob plays tennis.", map[string]any{"contradicted": []bool{false}})
+	group := p.space("a")
+	eps := []*graph.Episode{
+		p.addAt(group, "Bob has a flat in Paris and plays chess.", *date("2024-01-10")),
+		p.addAt(group, "In June 2025 Bob moved to Berlin.", *date("2025-07-01")),
+		p.addAt(group, "Bob took up tennis.", *date("2025-08-01")),
+	}
+	r := p.runner(2, 2)
+	r.Resolver.Review = true
+	p.start(r)
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+	page, err := p.db.Conflicts(context.Background(), graph.Visible{GroupIDs: []string{group}}, graph.PageRequest{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Conflicts) != 1 {
+		t.Fatalf("%d conflicts, want Paris against Berlin only", len(page.Conflicts))
+	}
+	c := page.Conflicts[0]
+	if c.Old.Target.Name != "Paris" || c.New.Target.Name != "Berlin" || c.Conflict.GroupID != group || c.Conflict.Episode != eps[1].UUID {
+		t.Errorf("conflict %+v: %s against %s, want Paris (old) against Berlin (new), found by the move", c.Conflict, c.Old.Target.Name, c.New.Target.Name)
+	}
+	for _, f := range []*graph.Fact{c.Old.Fact, c.New.Fact} {
+		if f.InvalidAt != nil || f.ExpiredAt != nil || len(f.Conflicts) != 1 || f.Conflicts[0] != c.Conflict.UUID {
+			t.Errorf("fact %q: invalid_at %v, expired_at %v, conflicts %v; want current and naming the conflict", f.Fact, f.InvalidAt, f.ExpiredAt, f.Conflicts)
+		}
+	}
+}

@@ -83,6 +83,9 @@ type Resolver struct {
 	Deduper  Deduper // may be nil
 	Judge    Judge   // nil: Exclusive
 	Now      func() time.Time
+	// Review holds contradictions for review (memory.conflicts: review) instead of
+	// ending the older fact: both stay current and a Conflict names them.
+	Review bool
 
 	// lookup reads one neighbourhood; the Runner batches it across workers.
 	lookup func(context.Context, graph.NeighbourhoodQuery) (graph.Neighbourhood, error)
@@ -248,7 +251,7 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		changed[f.UUID] = f
 		added = append(added, f)
 	}
-	if err := r.invalidate(ctx, stored, added, changed, now); err != nil {
+	if w.Conflicts, err = r.invalidate(ctx, ep, stored, added, changed, now); err != nil {
 		return nil, fmt.Errorf("contradictions: %w", err)
 	}
 	for _, f := range changed {
@@ -274,11 +277,13 @@ func mergeSummary(newer, older string) string {
 // new current facts contradict, and applies Graphiti's temporal rules to each pair:
 // the older fact stops holding (invalid_at) when the newer starts, and is expired
 // now (expired_at); nothing is deleted. A new fact about a time before the stored
-// one began is the one that ends.
-func (r *Resolver) invalidate(ctx context.Context, stored, added []*graph.Fact, changed map[string]*graph.Fact, now time.Time) error {
+// one began is the one that ends. With Review, nothing ends: each pair becomes a
+// Conflict both facts name, returned for the write.
+func (r *Resolver) invalidate(ctx context.Context, ep *graph.Episode, stored, added []*graph.Fact, changed map[string]*graph.Fact,
+	now time.Time) ([]*graph.Conflict, error) {
 	pairs := contradictionCandidates(stored, added)
 	if len(pairs) == 0 {
-		return nil
+		return nil, nil
 	}
 	judge := r.Judge
 	if judge == nil {
@@ -286,11 +291,24 @@ func (r *Resolver) invalidate(ctx context.Context, stored, added []*graph.Fact, 
 	}
 	yes, err := judge.Contradicts(ctx, pairs)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var conflicts []*graph.Conflict
 	for i, p := range pairs {
 		if !yes[i] || p.Stored.InvalidAt != nil || p.New.InvalidAt != nil {
 			continue // not a contradiction, or one side already ended by another pair
+		}
+		if r.Review {
+			c := &graph.Conflict{UUID: stableUUID(ep.GroupID, "conflict", p.Stored.UUID, p.New.UUID), GroupID: ep.GroupID,
+				Old: p.Stored.UUID, New: p.New.UUID, Episode: ep.UUID, CreatedAt: now}
+			for _, f := range []*graph.Fact{p.Stored, p.New} {
+				if !slices.Contains(f.Conflicts, c.UUID) {
+					f.Conflicts = append(f.Conflicts, c.UUID)
+				}
+			}
+			changed[p.Stored.UUID] = p.Stored
+			conflicts = append(conflicts, c)
+			continue
 		}
 		if p.Stored.ValidAt != nil && p.New.ValidAt.Before(*p.Stored.ValidAt) {
 			p.New.InvalidAt, p.New.ExpiredAt = p.Stored.ValidAt, &now
@@ -299,7 +317,7 @@ func (r *Resolver) invalidate(ctx context.Context, stored, added []*graph.Fact, 
 		p.Stored.InvalidAt, p.Stored.ExpiredAt = p.New.ValidAt, &now
 		changed[p.Stored.UUID] = p.Stored
 	}
-	return nil
+	return conflicts, nil
 }
 
 // contradictionCandidates pairs each new current fact with the stored current facts

@@ -23,6 +23,7 @@ const (
 	AuditUpdated           = "updated"            // a memory changed in place (a new version)
 	AuditVisibilityChanged = "visibility_changed" // a memory moved to another space by its creator
 	AuditTeamDissolved     = "team_dissolved"     // a team deleted, its memories back in their creators' private spaces
+	AuditConflictResolved  = "conflict_resolved"  // a conflict held for review resolved: keep old, new or both
 )
 
 // AuditEvent is an :AuditEvent node in the system space. It never holds memory

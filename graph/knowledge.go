@@ -37,7 +37,30 @@ type Fact struct {
 	ValidAt       *time.Time
 	InvalidAt     *time.Time
 	ReferenceTime time.Time // the reference time of the episode that first stated it (Graphiti's reference_time)
+	Conflicts     []string  // the open conflicts it is part of (memory.conflicts: review)
 }
+
+// Conflict is a contradiction held for review (memory.conflicts: review): a new fact
+// judged to contradict a stored current one of the same space. Both stay current, each
+// naming the conflict, until a writer of the space resolves it: keep the old fact, the
+// new one, or both; then the temporal rules apply as they would have.
+type Conflict struct {
+	UUID       string
+	GroupID    string
+	Old, New   string // the facts' uuids
+	Episode    string // the episode whose extraction found it
+	CreatedAt  time.Time
+	Keep       string // "" while open; old, new or both once resolved
+	ResolvedBy string
+	ResolvedAt *time.Time
+}
+
+// Ways to resolve a conflict.
+const (
+	KeepOld  = "old"
+	KeepNew  = "new"
+	KeepBoth = "both"
+)
 
 // Extracted is what an extractor read in one episode, before resolution.
 type Extracted struct {
@@ -67,6 +90,9 @@ type GraphWrite struct {
 	Entities []*EntityNode // new, or existing with a new summary
 	Mentions []string      // uuids of the entities the episode mentions
 	Facts    []*Fact       // new, or existing with more episodes or new temporal bounds
+	// Conflicts are the contradictions found, when they are held for review; their
+	// facts are among Facts.
+	Conflicts []*Conflict
 }
 
 // Queue is the durable ingestion queue: queued episodes in Neo4j, claimed with an

@@ -184,4 +184,12 @@ type Memories interface {
 	// PromoteEpisode copies a visible episode into another space with provenance, in
 	// one transaction with the event authorize returns. ENOTFOUND as for Get.
 	PromoteEpisode(ctx context.Context, id string, vis Visible, authorize func(*Episode) (*Episode, *AuditEvent, error)) (*Episode, error)
+
+	// ResolveConflict resolves an open conflict of vis as keep says (KeepOld: the new
+	// fact never held and is expired; KeepNew: the old fact ends when the new one
+	// began, and is expired; KeepBoth: neither changes), clears the conflict from both
+	// facts, and records who resolved it, in one transaction with the event authorize
+	// returns (authorize runs on the stored conflict; its error aborts). ENOTFOUND when
+	// the conflict is not in vis, ECONFLICT when it is resolved already.
+	ResolveConflict(ctx context.Context, id string, vis Visible, keep, by string, authorize func(*Conflict) (*AuditEvent, error)) (*ConflictHit, error)
 }

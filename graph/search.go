@@ -47,6 +47,19 @@ type FactPage struct {
 	HasMore    bool
 }
 
+// ConflictHit is a conflict with its two facts.
+type ConflictHit struct {
+	Conflict *Conflict
+	Old, New FactHit
+}
+
+// ConflictPage is one page of open conflicts, newest first.
+type ConflictPage struct {
+	Conflicts  []ConflictHit
+	NextCursor string
+	HasMore    bool
+}
+
 // Searcher runs search's retrieval methods, each within the visible set vis. Each
 // returns at most limit hits, best first.
 type Searcher interface {
@@ -59,6 +72,8 @@ type Searcher interface {
 	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)
 	// Facts lists the facts of vis, newest first, whatever their time.
 	Facts(ctx context.Context, vis Visible, page PageRequest) (FactPage, error)
+	// Conflicts lists the open conflicts of vis, newest first.
+	Conflicts(ctx context.Context, vis Visible, page PageRequest) (ConflictPage, error)
 	// Fact and Entity read one by id; ENOTFOUND when it is not in vis.
 	Fact(ctx context.Context, id string, vis Visible) (*FactHit, error)
 	Entity(ctx context.Context, id string, vis Visible) (*EntityNode, error)

@@ -54,6 +54,8 @@ func (a *api) routes(g *echo.Group) {
 	g.GET("/facts", a.listFacts, a.requester)
 	g.GET("/facts/:id", a.getFact, a.requester)
 	g.GET("/entities/:id", a.getEntity, a.requester)
+	g.GET("/conflicts", a.listConflicts, a.requester)
+	g.POST("/conflicts/:id/resolve", a.resolveConflict, a.requester)
 
 	g.POST("/agents", a.createAgent, a.requester)
 	g.GET("/agents/:id", a.getAgent, a.requester)

@@ -254,7 +254,8 @@ func newWorld(t *testing.T, base string) *world {
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP, in this
 // order; service/matrix_test.go runs every operation through the service layer, so
 // this test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move", "dissolve"}
+var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move",
+	"resolve_conflict", "dissolve"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
 // the HTTP API on a real Neo4j, then checks that list and search agree with get, and
@@ -494,6 +495,21 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 			return fmt.Sprint(status), nil
 		case m.GroupID != "agent-"+w.id(w.m.SeedAgent(c.Column))+"-"+to || m.Status != "queued":
 			return "moved wrongly: " + string(out), nil
+		}
+		return "allow", nil
+	case "resolve_conflict":
+		id := w.seeds["system"]
+		if c.Column != "system" {
+			id = neo4jtest.SeedConflict(w.t, w.groupIDs[c.Column], "Matrix")
+		}
+		status, out := cl.do("POST", "/v1/conflicts/"+id+"/resolve", map[string]any{"keep": "both"})
+		var got conflict
+		_ = json.Unmarshal(out, &got)
+		switch {
+		case status != http.StatusOK:
+			return fmt.Sprint(status), nil
+		case got.ID != id || got.Keep != "both" || got.Status != "resolved":
+			return "resolved wrongly: " + string(out), nil
 		}
 		return "allow", nil
 	case "dissolve":

@@ -88,6 +88,10 @@ func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Han
 	addTool(s, &mcp.Tool{Name: "delete_memory", Description: "Delete one memory and the facts only it supports."}, t, t.delete)
 	addTool(s, &mcp.Tool{Name: "get_status", Description: "Where a memory is in ingestion: queued, processing, done " +
 		"or failed (with the reason)."}, t, t.status)
+	addTool(s, &mcp.Tool{Name: "list_conflicts", Description: "List the contradictions held for review in an agent's " +
+		"spaces (memory.conflicts: review): each pair of facts that cannot both hold, both still current."}, t, t.conflicts)
+	addTool(s, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a contradiction held for review: keep the old " +
+		"fact, the new one, or both. Needs the right to change the conflict's space."}, t, t.resolve)
 	// Stateless, answering JSON: no session lives in one memgate process, so any
 	// instance behind a load balancer answers any call.
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 // TestProbe_NoLeaks is the red team's sweep, black-box over HTTP and MCP: nine
@@ -138,6 +140,18 @@ func TestProbe_NoLeaks(t *testing.T) {
 	if len(facts) < len(seeds)-3 { // the version seed states none
 		t.Fatalf("%d facts found for %d seeds: extraction did not give the sweep its ids", len(facts), len(seeds))
 	}
+	// A conflict held for review in each seed's space, its facts naming the seed's word.
+	conflicts := map[string]*seed{}
+	for _, s := range seeds[:len(seeds)-1] { // the version seed shares alice's private space
+		group := "agent-" + s.agent + "-" + s.space
+		switch s.space {
+		case "team":
+			group = "team-" + team
+		case "shared":
+			group = "user-" + id("alice") + "-shared"
+		}
+		conflicts[neo4jtest.SeedConflict(t, group, s.word)] = s
+	}
 	mayRead := func(p string, s *seed) bool { return s.readers == nil || s.readers[p] }
 	member := func(p string) bool { return p == "carol" || p == "dave" } // of the team
 
@@ -202,9 +216,16 @@ func TestProbe_NoLeaks(t *testing.T) {
 			status, body := c.do("GET", "/v1/entities/"+e, nil)
 			check(who, "GET entity of "+s.word, status, body, mayRead(who, s), false)
 		}
+		for cf, s := range conflicts {
+			if s.owner != who { // what it may not resolve: 403 if it sees it, else 404
+				status, body := c.do("POST", "/v1/conflicts/"+cf+"/resolve", map[string]any{"keep": "new"})
+				check(who, "resolve conflict of "+s.word, status, body, mayRead(who, s), true)
+			}
+		}
 		for _, other := range names {
 			agent := ps[other].agent
-			for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent} {
+			for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent,
+				"/v1/conflicts?agent_id=" + agent} {
 				status, body := c.do("GET", path, nil)
 				check(who, "GET "+path, status, body, true, false)
 			}
@@ -244,10 +265,19 @@ func TestProbe_NoLeaks(t *testing.T) {
 				check(who, "MCP update_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
 			}
 		}
+		for cf, s := range conflicts {
+			if s.owner != who {
+				var out json.RawMessage
+				ok := callTool(t, session, "resolve_conflict", map[string]any{"id": cf, "keep": "old"}, &out)
+				check(who, "MCP resolve_conflict of "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+			}
+		}
 		for _, other := range names {
 			var out json.RawMessage
 			ok := callTool(t, session, "list_memories", map[string]any{"agent_id": ps[other].agent}, &out)
 			check(who, "MCP list_memories "+other, toolStatus(ok, out), out, true, false)
+			ok = callTool(t, session, "list_conflicts", map[string]any{"agent_id": ps[other].agent}, &out)
+			check(who, "MCP list_conflicts "+other, toolStatus(ok, out), out, true, false)
 			ok = callTool(t, session, "search_memory", map[string]any{"agent_id": ps[other].agent, "query": "works at lives in",
 				"scopes": []string{"team:" + team}}, &out)
 			check(who, "MCP search_memory "+other, toolStatus(ok, out), out, member(who), false)
@@ -295,8 +325,8 @@ func TestProbe_NoLeaks(t *testing.T) {
 		}
 		total403, totalEvents = total403+forbidden[who], totalEvents+events
 	}
-	t.Logf("probe: %d principals, %d seeds, %d facts, %d entities; %d requests: %d answered 403 (%d denial events), %d answered 404",
-		len(names), len(seeds), len(facts), len(entities), requests, total403, totalEvents, notFound)
+	t.Logf("probe: %d principals, %d seeds, %d facts, %d entities, %d conflicts; %d requests: %d answered 403 (%d denial events), %d answered 404",
+		len(names), len(seeds), len(facts), len(entities), len(conflicts), requests, total403, totalEvents, notFound)
 }
 
 // toolStatus is the HTTP status REST gives for what an MCP tool answered: 200, or the

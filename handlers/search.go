@@ -61,6 +61,7 @@ type factView struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	ExpiredAt  *time.Time `json:"expired_at"`
 	Episodes   []string   `json:"episodes"`
+	Conflicts  []string   `json:"conflicts,omitempty"` // open conflicts it is part of (GET /v1/conflicts)
 	Score      *float64   `json:"score,omitempty"`
 }
 
@@ -78,7 +79,7 @@ func factViewOf(h *graph.FactHit) factView {
 	f := h.Fact
 	return factView{ID: f.UUID, GroupID: f.GroupID, Visibility: visibility(f.GroupID), Relation: f.Name, Fact: f.Fact,
 		Source: entityViewOf(h.Source), Target: entityViewOf(h.Target), ValidAt: f.ValidAt, InvalidAt: f.InvalidAt,
-		CreatedAt: f.CreatedAt, ExpiredAt: f.ExpiredAt, Episodes: nonNilStrings(f.Episodes)}
+		CreatedAt: f.CreatedAt, ExpiredAt: f.ExpiredAt, Episodes: nonNilStrings(f.Episodes), Conflicts: f.Conflicts}
 }
 
 func nonNilStrings(s []string) []string {

@@ -22,6 +22,7 @@ type factHit struct {
 	InvalidAt *time.Time `json:"invalid_at"`
 	ExpiredAt *time.Time `json:"expired_at"`
 	Episodes  []string   `json:"episodes"`
+	Conflicts []string   `json:"conflicts"`
 }
 
 type entityHit struct {

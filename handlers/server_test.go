@@ -230,12 +230,19 @@ func TestErrors_OneShape(t *testing.T) {
 // spaces whose group_id starts with one of scopes, until the test ends. Tests share the
 // database, so each runs its own spaces only.
 func ingest(t *testing.T, scopes ...string) {
+	ingestWith(t, false, scopes...)
+}
+
+// ingestWith is ingest holding contradictions for review (memory.conflicts: review)
+// when review is set.
+func ingestWith(t *testing.T, review bool, scopes ...string) {
 	db := neo4jtest.DB(t)
 	for _, scope := range scopes {
 		r := &extract.Runner{
 			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
-			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now},
-			Workers:  2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
+			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now,
+				Review: review},
+			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
 			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 		}
 		ctx, cancel := context.WithCancel(context.Background())

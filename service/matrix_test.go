@@ -586,6 +586,17 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		}
 		return outcome(err), nil
 
+	case "resolve_conflict":
+		id := w.seeds[col] // system: an audit event's id
+		if col != "system" {
+			id = neo4jtest.SeedConflict(w.t, w.groupID(col), "Matrix")
+		}
+		hit, err := w.svc.ResolveConflict(w.ctx, c, id, graph.KeepBoth)
+		if err == nil && (hit.Conflict.UUID != id || hit.Conflict.Keep != graph.KeepBoth || len(hit.Old.Fact.Conflicts) != 0) {
+			return fmt.Sprintf("resolved wrongly: %+v", hit.Conflict), nil
+		}
+		return outcome(err), nil
+
 	case "retry":
 		id := w.failed[col]
 		e, err := w.svc.Retry(w.ctx, c, id)

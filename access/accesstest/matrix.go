@@ -53,7 +53,7 @@ type Principal struct {
 
 // Operations on memories, one cell per space, in the order the tests run them.
 var Operations = []string{"create", "get", "list", "search", "delete", "retry", "promote", "promote_team",
-	"update", "move", "get_expired", "create_over_quota"}
+	"update", "move", "get_expired", "create_over_quota", "resolve_conflict"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"share", "unshare", "transfer", "erase"}

@@ -227,8 +227,9 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 	}
 	return &extract.Runner{
 		Queue: db, Extractor: extractor, Types: types,
-		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Judge: judge, Now: time.Now},
-		Workers:  cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
+		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Judge: judge, Now: time.Now,
+			Review: cfg.Memory.Conflicts == "review"},
+		Workers: cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,
 		Backoff: cfg.Ingest.Backoff, Poll: cfg.Ingest.Poll, Scope: cfg.Ingest.Scope, Log: log, Metrics: metrics,
 	}
 }

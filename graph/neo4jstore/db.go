@@ -76,6 +76,7 @@ var queryNames = []string{
 	"graph_save",
 	"fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "census", "fact_list",
+	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a

@@ -35,9 +35,33 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
 			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
 			"reference_time": optTime(nonZero(f.ReferenceTime)),
+			"conflicts":      optList(f.Conflicts),
 		}
 	}
 	return rows
+}
+
+// optList is a list for the driver, or null for none (no empty property).
+func optList(l []string) any {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+func conflictRows(cs []*graph.Conflict) []map[string]any {
+	rows := make([]map[string]any, len(cs))
+	for i, c := range cs {
+		rows[i] = map[string]any{"uuid": c.UUID, "group_id": c.GroupID, "old": c.Old, "new": c.New,
+			"episode": c.Episode, "created_at": c.CreatedAt.UTC()}
+	}
+	return rows
+}
+
+func conflictFromProps(p map[string]any) *graph.Conflict {
+	return &graph.Conflict{UUID: str(p["uuid"]), GroupID: str(p["group_id"]), Old: str(p["old_fact"]),
+		New: str(p["new_fact"]), Episode: str(p["episode"]), CreatedAt: tm(p["created_at"]), Keep: str(p["keep"]),
+		ResolvedBy: str(p["resolved_by"]), ResolvedAt: timePtr(p["resolved_at"])}
 }
 
 func entityFromNode(n neo4j.Node) *graph.EntityNode {
@@ -69,7 +93,7 @@ func factFromProps(p map[string]any) *graph.Fact {
 	f := &graph.Fact{UUID: str(p["uuid"]), Name: str(p["name"]), Fact: str(p["fact"]), GroupID: str(p["group_id"]),
 		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
 		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"]),
-		ReferenceTime: tm(p["reference_time"])}
+		ReferenceTime: tm(p["reference_time"]), Conflicts: strList(p["conflicts"])}
 	return f
 }
 

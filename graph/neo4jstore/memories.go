@@ -251,6 +251,9 @@ func (db *DB) txErase(ctx context.Context, tx neo4j.ManagedTransaction, e *graph
 func (db *DB) txUnlink(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, retire bool) error {
 	_, err := db.txRun(ctx, tx, "episode_unlink", map[string]any{"uuid": e.UUID, "group_id": e.GroupID,
 		"retire": retire, "now": time.Now().UTC()})
+	if err == nil {
+		_, err = db.txRun(ctx, tx, "conflict_prune", map[string]any{"group_id": e.GroupID})
+	}
 	return err
 }
 
@@ -363,4 +366,52 @@ func (db *DB) txGetEpisode(ctx context.Context, tx neo4j.ManagedTransaction, id 
 func isConstraintViolation(err error) bool {
 	var ne *neo4j.Neo4jError
 	return errors.As(err, &ne) && ne.Code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+}
+
+func (db *DB) ResolveConflict(ctx context.Context, id string, vis graph.Visible, keep, by string,
+	authorize func(*graph.Conflict) (*graph.AuditEvent, error)) (*graph.ConflictHit, error) {
+	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		locked, err := db.txRun(ctx, tx, "conflict_lock", visParams(vis, map[string]any{"uuid": id}))
+		if err != nil {
+			return nil, err
+		}
+		if len(locked) == 0 {
+			return nil, graph.Errorf(graph.ENOTFOUND, "conflict not found")
+		}
+		c := conflictFromProps(locked[0].Values[0].(map[string]any))
+		ev, err := authorize(c)
+		if err != nil {
+			return nil, err
+		}
+		if c.Keep != "" {
+			return nil, graph.Errorf(graph.ECONFLICT, "the conflict was resolved already (keep %s)", c.Keep)
+		}
+		records, err := db.txRun(ctx, tx, "conflict_resolve", map[string]any{"uuid": id, "group_id": c.GroupID,
+			"keep": keep, "by": by, "now": time.Now().UTC()})
+		if err != nil {
+			return nil, err
+		}
+		if len(records) == 0 {
+			return nil, graph.Errorf(graph.ENOTFOUND, "conflict not found") // its facts are gone
+		}
+		c = conflictFromProps(records[0].Values[0].(map[string]any))
+		return c, db.txAudit(ctx, tx, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := out.(*graph.Conflict)
+	hit := &graph.ConflictHit{Conflict: c}
+	only := graph.Visible{GroupIDs: []string{c.GroupID}}
+	for _, f := range []struct {
+		id  string
+		dst *graph.FactHit
+	}{{c.Old, &hit.Old}, {c.New, &hit.New}} {
+		got, err := db.Fact(ctx, f.id, only)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = *got
+	}
+	return hit, nil
 }

@@ -97,6 +97,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 		}
 		var entities []*graph.EntityNode
 		var facts []*graph.Fact
+		var conflicts []*graph.Conflict
 		mentions, done := []map[string]any{}, []map[string]any{}
 		for i, w := range ws {
 			results[i] = nil
@@ -106,6 +107,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			}
 			entities = append(entities, w.Entities...)
 			facts = append(facts, w.Facts...)
+			conflicts = append(conflicts, w.Conflicts...)
 			for _, m := range w.Mentions {
 				mentions = append(mentions, map[string]any{"episode": w.Episode.UUID, "entity": m})
 			}
@@ -119,7 +121,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			return nil, nil
 		}
 		_, err = db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities), "mentions": mentions,
-			"facts": factRows(facts), "episodes": done, "now": now})
+			"facts": factRows(facts), "conflicts": conflictRows(conflicts), "episodes": done, "now": now})
 		return nil, err
 	})
 	if err != nil {

@@ -230,6 +230,31 @@ func (db *DB) Facts(ctx context.Context, vis graph.Visible, page graph.PageReque
 	return out, nil
 }
 
+func (db *DB) Conflicts(ctx context.Context, vis graph.Visible, page graph.PageRequest) (graph.ConflictPage, error) {
+	if err := enumerated(vis); err != nil {
+		return graph.ConflictPage{}, err
+	}
+	params := visParams(vis, map[string]any{"limit": int64(page.Limit + 1), "embeddings": false})
+	if err := cursorParams(page.Cursor, params); err != nil {
+		return graph.ConflictPage{}, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "conflict_list", params)
+	if err != nil {
+		return graph.ConflictPage{}, err
+	}
+	var out graph.ConflictPage
+	for i, r := range records {
+		if i == page.Limit {
+			last := out.Conflicts[len(out.Conflicts)-1].Conflict
+			out.HasMore, out.NextCursor = true, encodeCursor(last.CreatedAt, last.UUID)
+			break
+		}
+		out.Conflicts = append(out.Conflicts, graph.ConflictHit{Conflict: conflictFromProps(r.Values[0].(map[string]any)),
+			Old: factHit(r.Values[1:4], 0), New: factHit(r.Values[4:7], 0)})
+	}
+	return out, nil
+}
+
 func (db *DB) Fact(ctx context.Context, id string, vis graph.Visible) (*graph.FactHit, error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "fact_get", visParams(vis, map[string]any{"uuid": id, "embeddings": false}))
 	if err != nil {

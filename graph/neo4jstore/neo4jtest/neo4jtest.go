@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -228,6 +229,11 @@ func Run(uri, statement string, params map[string]any) error {
 
 // read runs a read statement on the database at uri and returns its rows.
 func read(uri, statement string, params map[string]any) ([]*neo4j.Record, error) {
+	return query(uri, statement, params, neo4j.ExecuteQueryWithReadersRouting())
+}
+
+// query runs a statement on the database at uri and returns its rows.
+func query(uri, statement string, params map[string]any, opts ...neo4j.ExecuteQueryConfigurationOption) ([]*neo4j.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
@@ -236,7 +242,7 @@ func read(uri, statement string, params map[string]any) ([]*neo4j.Record, error)
 	}
 	defer driver.Close(ctx)
 	res, err := neo4j.ExecuteQuery(ctx, driver, statement, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase("neo4j"), neo4j.ExecuteQueryWithReadersRouting())
+		append([]neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase("neo4j")}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,4 +277,38 @@ func Count(tb testing.TB, statement string, params map[string]any) int64 {
 		tb.Fatalf("%s: %v is not a number", statement, records[0].Values[0])
 	}
 	return n
+}
+
+const seedConflict = `
+CREATE (a:Entity {uuid: randomUUID(), name: 'Seeded ' + $word, group_id: $g, created_at: datetime()}),
+       (b:Entity {uuid: randomUUID(), name: 'Seeded Old Town', group_id: $g, created_at: datetime()}),
+       (c:Entity {uuid: randomUUID(), name: 'Seeded New Town', group_id: $g, created_at: datetime()})
+CREATE (a)-[o:RELATES_TO {uuid: randomUUID(), name: 'LIVES_IN', fact: $word + ' lives in the old town.',
+        group_id: $g, created_at: datetime(), valid_at: datetime('2024-01-01T00:00:00Z'), episodes: [], conflicts: [$id]}]->(b)
+CREATE (a)-[n:RELATES_TO {uuid: randomUUID(), name: 'LIVES_IN', fact: $word + ' lives in the new town.',
+        group_id: $g, created_at: datetime(), valid_at: datetime('2025-01-01T00:00:00Z'), episodes: [], conflicts: [$id]}]->(c)
+CREATE (:Conflict {uuid: $id, group_id: $g, old_fact: o.uuid, new_fact: n.uuid, episode: '', created_at: datetime()})
+RETURN [a.uuid, b.uuid, c.uuid] AS entities`
+
+const forgetConflict = `
+MATCH (n) WHERE (n:Entity AND n.uuid IN $entities) OR (n:Conflict AND n.uuid = $id)
+DETACH DELETE n`
+
+// SeedConflict stores an open conflict (memory.conflicts: review) in the space
+// groupID, two LIVES_IN facts of one person named by word that name it, as ingestion
+// would, and returns its id; what it stored is erased when the test ends, in any space.
+func SeedConflict(tb testing.TB, groupID, word string) string {
+	tb.Helper()
+	target, id := URI(tb), uuid.NewString()
+	records, err := query(target, seedConflict, map[string]any{"g": groupID, "id": id, "word": word})
+	if err != nil || len(records) != 1 {
+		tb.Fatalf("seeding a conflict in %s: %v", groupID, err)
+	}
+	entities := records[0].Values[0]
+	tb.Cleanup(func() {
+		if err := Run(target, forgetConflict, map[string]any{"entities": entities, "id": id}); err != nil {
+			tb.Errorf("erasing the seeded conflict %s: %v", id, err)
+		}
+	})
+	return id
 }
