@@ -124,8 +124,11 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		}
 		a := &graph.Agent{ID: c.Column, OwnerID: owner}
 		d := pol.ManageAgent(p, a)
-		if c.Operation == "share" || c.Operation == "unshare" {
+		switch c.Operation {
+		case "share", "unshare":
 			d = pol.Share(p, a)
+		case "compact": // the summary is written to the agent's private space
+			d = pol.Write(p, a.ID, graph.PrivateSpace(a.ID))
 		}
 		return effect(d), true
 	}

@@ -186,7 +186,7 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\nReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
 		types.String(), earlier.String(), ep.ValidAt.Format(time.RFC3339), ep.Content)
 	var out *graph.Extracted
-	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, func(content string) (err error) {
+	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, 0, func(content string) (err error) {
 		out, err = parseExtraction(content)
 		return err
 	})
@@ -194,14 +194,19 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 }
 
 // structured makes one chat completion asking for JSON of schema, in the current
-// structured-output mode, and hands the answer to parse, retrying (see retry) until
+// structured-output mode (at most maxTokens of output when it is below llm.max_tokens),
+// and hands the answer to parse, retrying (see retry) until
 // parse accepts it. A retry after an answer that could not be read is never the same
 // request: it shows the model its answer and what was wrong with it. In auto mode, a
 // server that refuses the mode moves every later call to the next one (fallBack).
-func (o *OpenAI) structured(ctx context.Context, system, user, name string, schema json.RawMessage, parse func(string) error) error {
+func (o *OpenAI) structured(ctx context.Context, system, user, name string, schema json.RawMessage, maxTokens int,
+	parse func(string) error) error {
 	for {
 		mode := o.outputMode()
 		first := o.chatRequest(mode, system, user, name, schema)
+		if maxTokens > 0 && maxTokens < first.MaxTokens {
+			first.MaxTokens = maxTokens
+		}
 		req := first
 		err := o.retry(ctx, "chat", func(ctx context.Context) error {
 			resp, err := o.client.CreateChatCompletion(ctx, req)
@@ -546,7 +551,7 @@ func (o *OpenAI) answerPairs(ctx context.Context, instructions, name, field stri
 	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{field},
 		"properties": map[string]any{field: map[string]any{"type": "array", "items": map[string]any{"type": "boolean"}}}})
 	var answers []bool
-	err := o.structured(ctx, instructions, "<pairs>\n"+b.String()+"</pairs>", name, schema, func(content string) error {
+	err := o.structured(ctx, instructions, "<pairs>\n"+b.String()+"</pairs>", name, schema, 0, func(content string) error {
 		var out map[string][]bool
 		if json.Unmarshal([]byte(content), &out) != nil || len(out[field]) != len(pairs) {
 			return errMalformed{"not one answer per pair"}

@@ -53,7 +53,8 @@ type Episode struct {
 	Confidence        *float64
 	ContentHash       string
 	PromotedFrom      string
-	PromotedFromGroup string // the original's group_id: who cannot see it is not shown PromotedFrom
+	PromotedFromGroup string   // the original's group_id: who cannot see it is not shown PromotedFrom
+	DerivedFrom       []string // a compaction's or reflection's: the memories it was written from
 	PromotedBy        string
 	PromotedAt        *time.Time
 	VisibilityRule    string // the memory.visibility_rules rule that narrowed its space, if one did

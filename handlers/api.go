@@ -44,6 +44,7 @@ func (a *api) routes(g *echo.Group) {
 	g.POST("/memories", a.addMemory, a.requester)
 	g.POST("/memories/batch", a.addBatch, a.requester)
 	g.POST("/memories/search", a.searchMemories, a.requester)
+	g.POST("/memories/compact", a.compactMemories, a.requester)
 	g.GET("/memories", a.listMemories, a.requester)
 	g.GET("/memories/:id", a.getMemory, a.requester)
 	g.DELETE("/memories/:id", a.deleteMemory, a.requester)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -100,6 +101,7 @@ type memoryView struct {
 	PromotedFrom      string          `json:"promoted_from,omitempty"`
 	PromotedBy        string          `json:"promoted_by,omitempty"`
 	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
+	DerivedFrom       []string        `json:"derived_from,omitempty"`
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
 	Version           int             `json:"version"`
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
@@ -112,8 +114,9 @@ func viewOf(e *graph.Episode) memoryView {
 		Attempts: e.Attempts, LastError: e.LastError, Source: e.Source, SourceDescription: e.SourceDescription,
 		Content: e.Content, Messages: e.Messages, Metadata: e.Metadata, Tags: e.Tags, Priority: e.Priority,
 		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
-		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, VisibilityRule: e.VisibilityRule,
-		Version: e.Version, UpdatedAt: e.UpdatedAt,
+		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, DerivedFrom: e.DerivedFrom,
+		VisibilityRule: e.VisibilityRule,
+		Version:        e.Version, UpdatedAt: e.UpdatedAt,
 	}
 }
 
@@ -398,4 +401,35 @@ func queryTime(c echo.Context, name string) (*time.Time, error) {
 		return nil, graph.Errorf(graph.EINVALID, "%s must be an RFC 3339 time", name)
 	}
 	return &t, nil
+}
+
+type compactRequest struct {
+	AgentID    string     `json:"agent_id" jsonschema:"the agent whose memories to compact"`
+	EpisodeIDs []string   `json:"episode_ids,omitempty" jsonschema:"the memories to compact (at most 100); or since"`
+	Since      *time.Time `json:"since,omitempty" jsonschema:"compact what the agent wrote since then (the newest 100); or episode_ids"`
+	MaxTokens  int        `json:"max_tokens,omitempty" jsonschema:"the summary's budget, 16 to 8192 (default 1000); it is at most as many bytes"`
+}
+
+func (r compactRequest) query() service.CompactQuery {
+	return service.CompactQuery{AgentID: r.AgentID, EpisodeIDs: r.EpisodeIDs, Since: r.Since, MaxTokens: r.MaxTokens}
+}
+
+func (a *api) compactMemories(c echo.Context) error {
+	var req compactRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	e, err := a.svc.Compact(c.Request().Context(), callOf(c), req.query())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, viewOf(e))
+}
+
+func (t mcpTools) compact(ctx context.Context, c service.Call, in compactRequest) (any, error) {
+	e, err := t.svc.Compact(ctx, c, in.query())
+	if err != nil {
+		return nil, err
+	}
+	return viewOf(e), nil
 }

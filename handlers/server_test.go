@@ -41,7 +41,7 @@ func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerif
 	db, log := neo4jtest.DB(t), neo4jtest.Logger(t)
 	svc := &service.Service{
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db, Log: log, Now: time.Now,
-		Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions},
+		Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}

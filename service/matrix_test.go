@@ -201,7 +201,7 @@ func newWorld(t *testing.T) *world {
 	db := neo4jtest.DB(t)
 	svc := &service.Service{
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
-		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions},
+		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota},
 	}
@@ -440,7 +440,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	w.t.Helper()
 	c := w.principal(cell.Principal)
 	switch cell.Operation {
-	case "share", "unshare", "transfer", "erase":
+	case "share", "unshare", "transfer", "erase", "compact":
 		return w.runAgent(c, cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
@@ -680,6 +680,7 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		return v.OwnerID
 	}
 
+	c = w.principal(cell.Principal) // resolved again, as a request after the agent's creation would be
 	var err error
 	switch cell.Operation {
 	case "share":
@@ -690,11 +691,25 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		err = w.svc.TransferOwner(w.ctx, c, agent, heir)
 	case "erase":
 		_, err = w.svc.DeleteAgent(w.ctx, c, agent)
+	case "compact":
+		var e *graph.Episode
+		since := time.Now().Add(-time.Hour)
+		e, err = w.svc.Compact(w.ctx, c, service.CompactQuery{AgentID: agent, Since: &since, MaxTokens: 100})
+		if err == nil && (e.GroupID != "agent-"+agent+"-private" || len(e.DerivedFrom) != 1 || e.DerivedFrom[0] != private) {
+			return fmt.Sprintf("compacted wrongly: into %s from %v", e.GroupID, e.DerivedFrom)
+		}
 	}
 	got := outcome(err)
 	if !exists {
 		if ownerNow() != "" {
 			return got + ", and now the agent exists"
+		}
+		return got
+	}
+	if cell.Operation == "compact" {
+		if page, lerr := w.db.ListEpisodes(w.ctx, graph.Visible{GroupIDs: []string{"agent-" + agent + "-private"}}, "",
+			graph.PageRequest{Limit: 10}); lerr != nil || (err != nil && len(page.Episodes) != 1) {
+			return fmt.Sprintf("%s, but the private space holds %d memories (%v)", got, len(page.Episodes), lerr)
 		}
 		return got
 	}

@@ -278,7 +278,7 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		Source: source, SourceDescription: m.SourceDescription, Content: content, Messages: m.Messages,
 		CreatedAt: now, ValidAt: validAt, Status: graph.StatusQueued, RequesterID: c.P.ID,
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
-		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]),
+		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
 	}
 }
 

@@ -46,6 +46,8 @@ type Service struct {
 	Queue graph.Queue
 	// Embedder embeds search queries; nil leaves vector search out.
 	Embedder Embedder
+	// Summarizer writes compactions.
+	Summarizer Summarizer
 	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused
 	// ("" when the refusal is not about a space) and the reason.
 	OnDeny func(groupID, reason string)

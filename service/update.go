@@ -77,6 +77,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		next := s.newEpisode(c, &m, space, content)
 		next.UUID, next.CreatedAt, next.ValidAt, next.RequesterID, next.HostKey = e.UUID, e.CreatedAt, e.ValidAt, e.RequesterID, e.HostKey
 		next.PromotedFrom, next.PromotedFromGroup, next.PromotedBy, next.PromotedAt = e.PromotedFrom, e.PromotedFromGroup, e.PromotedBy, e.PromotedAt
+		next.DerivedFrom = e.DerivedFrom
 		next.VisibilityRule = rule
 		if rule == "" && space.GroupID() == e.GroupID {
 			next.VisibilityRule = e.VisibilityRule

@@ -62,8 +62,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Metrics = &extract.Metrics{}
 	embedder := newEmbedder(cfg, m.Metrics, m.Log)
+	llm := newLLM(cfg, m.Metrics, m.Log)
 	if cfg.Ingest.Workers > 0 {
-		runner := newRunner(cfg, m.DB, embedder, m.Metrics, m.Log)
+		runner := newRunner(cfg, m.DB, embedder, llm, m.Metrics, m.Log)
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -72,6 +73,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	svc := newService(cfg, m.DB, embedder, m.Log)
+	if llm != nil {
+		svc.Summarizer = llm
+	}
 	metrics := handlers.NewMetrics(handlers.Observed{Pipeline: m.Metrics, Queue: m.DB,
 		Queries: func(fn func(string, int64, time.Duration)) {
 			m.DB.QueryStats(func(name string, s *neo4jstore.QueryStat) { fn(name, s.Count.Load(), time.Duration(s.Nanos.Load())) })
@@ -169,7 +173,8 @@ func (m *Main) migrateUntilDone(ctx context.Context) {
 func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder, log *slog.Logger) *service.Service {
 	return &service.Service{
 		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
-		Dir:  db, Mem: db, Find: db, Queue: db, Audit: db, Embedder: embedder, Log: log, Now: time.Now,
+		Dir:  db, Mem: db, Find: db, Queue: db, Audit: db, Embedder: embedder, Summarizer: extract.Extractive{},
+		Log: log, Now: time.Now,
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
@@ -188,8 +193,6 @@ func visibilityRules(rules []config.VisibilityRule) []service.VisibilityRule {
 	return out
 }
 
-// newRunner builds the ingestion pipeline from the configured providers: an
-// OpenAI-compatible endpoint, or the offline heuristic extractor and hashing embedder.
 // newEmbedder builds the configured embedder: an OpenAI-compatible endpoint, or the
 // offline hashing embedder. Ingestion embeds names and facts with it, search queries.
 func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger) extract.Embedder {
@@ -203,30 +206,45 @@ func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger)
 	return extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
 }
 
-func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder, metrics *extract.Metrics, log *slog.Logger) *extract.Runner {
-	types := extract.DefaultEntityTypes
-	if len(cfg.Ingest.EntityTypes) > 0 {
-		types = make([]extract.EntityType, len(cfg.Ingest.EntityTypes))
-		for i, t := range cfg.Ingest.EntityTypes {
-			types[i] = extract.EntityType{Name: t.Name, Description: t.Description}
-		}
+// newLLM builds the OpenAI-compatible client of llm.provider openai (extraction,
+// resolution, compaction), or nil for the offline providers.
+func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger) *extract.OpenAI {
+	if cfg.LLM.Provider != config.ProviderOpenAI {
+		return nil
 	}
+	return extract.NewOpenAI(extract.OpenAIOptions{
+		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
+		MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
+		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens,
+	}, entityTypes(cfg))
+}
+
+func entityTypes(cfg *config.Config) []extract.EntityType {
+	if len(cfg.Ingest.EntityTypes) == 0 {
+		return extract.DefaultEntityTypes
+	}
+	types := make([]extract.EntityType, len(cfg.Ingest.EntityTypes))
+	for i, t := range cfg.Ingest.EntityTypes {
+		types[i] = extract.EntityType{Name: t.Name, Description: t.Description}
+	}
+	return types
+}
+
+// newRunner builds the ingestion pipeline: the LLM's extraction (checked by the
+// offline rules with llm.rules), or without one the offline extractor.
+func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder, llm *extract.OpenAI, metrics *extract.Metrics,
+	log *slog.Logger) *extract.Runner {
 	var extractor extract.Extractor = extract.Heuristic{}
 	var deduper extract.Deduper // the heuristic path has none: ambiguous names stay apart
 	var judge extract.Judge = extract.Exclusive
-	if cfg.LLM.Provider == config.ProviderOpenAI {
-		llm := extract.NewOpenAI(extract.OpenAIOptions{
-			BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
-			MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
-			StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens,
-		}, types)
+	if llm != nil {
 		extractor, deduper, judge = llm, llm, llm
 		if cfg.LLM.Rules {
 			extractor = extract.WithRules{Model: llm}
 		}
 	}
 	return &extract.Runner{
-		Queue: db, Extractor: extractor, Types: types,
+		Queue: db, Extractor: extractor, Types: entityTypes(cfg),
 		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Judge: judge, Now: time.Now,
 			Review: cfg.Memory.Conflicts == "review"},
 		Workers: cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,

@@ -35,6 +35,9 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"request_hash": e.RequestHash, "content_terms": terms(e.Content), "version": int64(max(e.Version, 1)),
 		"updated_by": e.UpdatedBy,
 	}
+	if len(e.DerivedFrom) > 0 {
+		p["derived_from"] = e.DerivedFrom
+	}
 	if e.IdempotencyKey != "" {
 		p["idempotency_key"] = e.IdempotencyKey
 	}
@@ -115,7 +118,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		PromotedFrom: str(p["promoted_from"]), PromotedFromGroup: str(p["promoted_from_group_id"]), PromotedBy: str(p["promoted_by"]),
 		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
-		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]),
+		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -280,15 +279,16 @@ func Count(tb testing.TB, statement string, params map[string]any) int64 {
 }
 
 const seedConflict = `
+WITH randomUUID() AS id
 CREATE (a:Entity {uuid: randomUUID(), name: 'Seeded ' + $word, group_id: $g, created_at: datetime()}),
        (b:Entity {uuid: randomUUID(), name: 'Seeded Old Town', group_id: $g, created_at: datetime()}),
        (c:Entity {uuid: randomUUID(), name: 'Seeded New Town', group_id: $g, created_at: datetime()})
 CREATE (a)-[o:RELATES_TO {uuid: randomUUID(), name: 'LIVES_IN', fact: $word + ' lives in the old town.',
-        group_id: $g, created_at: datetime(), valid_at: datetime('2024-01-01T00:00:00Z'), episodes: [], conflicts: [$id]}]->(b)
+        group_id: $g, created_at: datetime(), valid_at: datetime('2024-01-01T00:00:00Z'), episodes: [], conflicts: [id]}]->(b)
 CREATE (a)-[n:RELATES_TO {uuid: randomUUID(), name: 'LIVES_IN', fact: $word + ' lives in the new town.',
-        group_id: $g, created_at: datetime(), valid_at: datetime('2025-01-01T00:00:00Z'), episodes: [], conflicts: [$id]}]->(c)
-CREATE (:Conflict {uuid: $id, group_id: $g, old_fact: o.uuid, new_fact: n.uuid, episode: '', created_at: datetime()})
-RETURN [a.uuid, b.uuid, c.uuid] AS entities`
+        group_id: $g, created_at: datetime(), valid_at: datetime('2025-01-01T00:00:00Z'), episodes: [], conflicts: [id]}]->(c)
+CREATE (:Conflict {uuid: id, group_id: $g, old_fact: o.uuid, new_fact: n.uuid, episode: '', created_at: datetime()})
+RETURN [a.uuid, b.uuid, c.uuid] AS entities, id`
 
 const forgetConflict = `
 MATCH (n) WHERE (n:Entity AND n.uuid IN $entities) OR (n:Conflict AND n.uuid = $id)
@@ -299,12 +299,12 @@ DETACH DELETE n`
 // would, and returns its id; what it stored is erased when the test ends, in any space.
 func SeedConflict(tb testing.TB, groupID, word string) string {
 	tb.Helper()
-	target, id := URI(tb), uuid.NewString()
-	records, err := query(target, seedConflict, map[string]any{"g": groupID, "id": id, "word": word})
+	target := URI(tb)
+	records, err := query(target, seedConflict, map[string]any{"g": groupID, "word": word})
 	if err != nil || len(records) != 1 {
 		tb.Fatalf("seeding a conflict in %s: %v", groupID, err)
 	}
-	entities := records[0].Values[0]
+	entities, id := records[0].Values[0], records[0].Values[1].(string)
 	tb.Cleanup(func() {
 		if err := Run(target, forgetConflict, map[string]any{"entities": entities, "id": id}); err != nil {
 			tb.Errorf("erasing the seeded conflict %s: %v", id, err)

@@ -1,0 +1,112 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+type compacted struct {
+	ID                string   `json:"id"`
+	GroupID           string   `json:"group_id"`
+	Status            string   `json:"status"`
+	Content           string   `json:"content"`
+	SourceDescription string   `json:"source_description"`
+	DerivedFrom       []string `json:"derived_from"`
+}
+
+// TestCompact: the owner compacts its agent's memories, named or since a time, into a
+// memory of the agent's private space within max_tokens (as bytes), with provenance;
+// a decoy in another owner's agent never reaches a summary, and naming it is a 404.
+// Another requester, who sees the agent's public memories, may not compact (403,
+// audited); a ghost agent is 404; bad bounds are 400.
+func TestCompact(t *testing.T) {
+	t.Parallel()
+	owner, other, agent := ownerWorld(t)
+	otherAgent := agent + "-other"
+	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
+	start := time.Now().UTC().Add(-time.Second)
+	var ids []string
+	for _, m := range []struct{ text, visibility string }{
+		{"Priya Natarajan (user): I'm a data engineer at Halvorsen Logistics in Oslo.", "private"},
+		{"Priya Natarajan (user): My manager is Erik Lund.\nassistant: Noted, thanks!", "private"},
+		{"Priya Natarajan (user): As of June 2025 I work at Nordvik Energy.", "public"},
+	} {
+		var a added
+		owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": m.text,
+			"visibility": m.visibility}, &a)
+		ids = append(ids, a.ID)
+	}
+	const decoy = "Xylophant42Decoy"
+	var d added
+	other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": otherAgent,
+		"messages": "The vault code word is " + decoy + "."}, &d)
+
+	var all compacted
+	owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent,
+		"since": start.Format(time.RFC3339Nano), "max_tokens": 200}, &all)
+	if all.GroupID != "agent-"+agent+"-private" || all.SourceDescription != "compaction" || all.Status != "queued" ||
+		len(all.DerivedFrom) != 3 || len(all.Content) > 200 || all.Content == "" {
+		t.Errorf("compaction since the start: %+v, want a queued private memory of at most 200 bytes from the 3 memories", all)
+	}
+	for _, want := range []string{"Halvorsen Logistics", "Erik Lund", "Nordvik Energy"} {
+		if !strings.Contains(all.Content, want) {
+			t.Errorf("the summary %q lacks %q", all.Content, want)
+		}
+	}
+	if strings.Contains(all.Content, "Noted, thanks") || strings.Contains(all.Content, decoy) {
+		t.Errorf("the summary %q holds an assistant's line or the decoy", all.Content)
+	}
+	var stored compacted
+	owner.must(http.StatusOK, "GET", "/v1/memories/"+all.ID, nil, &stored)
+	if stored.Content != all.Content || strings.Join(stored.DerivedFrom, ",") != strings.Join(all.DerivedFrom, ",") {
+		t.Errorf("stored %+v, answered %+v", stored, all)
+	}
+
+	var named compacted
+	owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent,
+		"episode_ids": ids[:2], "max_tokens": 16}, &named)
+	if len(named.Content) > 16 || strings.Join(named.DerivedFrom, ",") != strings.Join(ids[:2], ",") {
+		t.Errorf("compaction of two named memories in 16 tokens: %+v", named)
+	}
+
+	// What the owner may not use: the decoy, an id that names nothing, the other agent's
+	// memory through this agent.
+	for _, id := range []string{d.ID, "00000000-0000-4000-8000-000000000000", "not-a-uuid"} {
+		status, body := owner.do("POST", "/v1/memories/compact", map[string]any{"agent_id": agent, "episode_ids": []string{ids[0], id}})
+		if status != http.StatusNotFound || strings.Contains(string(body), decoy) {
+			t.Errorf("compacting with %s: %d %s, want 404", id, status, body)
+		}
+	}
+	// Who may not compact: another requester (it reads the agent's public memory; the
+	// summary would go to the private space), and nobody compacts a ghost.
+	other.must(http.StatusForbidden, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent, "episode_ids": ids[2:]}, nil)
+	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
+	var denied struct{ Events []struct{ Actor, Space string } }
+	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+agent, nil, &denied)
+	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester || denied.Events[0].Space != "agent-"+agent+"-private" {
+		t.Errorf("denials about the agent: %+v, want the other requester's compaction", denied.Events)
+	}
+	owner.must(http.StatusNotFound, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent + "-ghost", "since": start}, nil)
+	for name, body := range map[string]map[string]any{
+		"neither ids nor since": {"agent_id": agent},
+		"both":                  {"agent_id": agent, "episode_ids": ids[:1], "since": start},
+		"max_tokens too small":  {"agent_id": agent, "since": start, "max_tokens": 8},
+		"max_tokens too large":  {"agent_id": agent, "since": start, "max_tokens": 100000},
+		"no agent":              {"since": start},
+		"nothing since":         {"agent_id": agent, "since": time.Now().Add(time.Hour)},
+	} {
+		if status, out := owner.sendMalformed("POST", "/v1/memories/compact", body); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, status, out)
+		}
+	}
+
+	// MCP: the same use case.
+	session := mcpSession(t, owner.base, matrixKeys["trusted"], owner.requester)
+	var viaMCP compacted
+	if !callTool(t, session, "compact_memories", map[string]any{"agent_id": agent, "episode_ids": ids[2:], "max_tokens": 64}, &viaMCP) ||
+		!strings.Contains(viaMCP.Content, "Nordvik Energy") || len(viaMCP.Content) > 64 {
+		t.Errorf("compact_memories: %+v", viaMCP)
+	}
+}
