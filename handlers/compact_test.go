@@ -83,7 +83,9 @@ func TestCompact(t *testing.T) {
 	// summary would go to the private space), and nobody compacts a ghost.
 	other.must(http.StatusForbidden, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent, "episode_ids": ids[2:]}, nil)
 	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
-	var denied struct{ Events []struct{ Actor, Space string } }
+	var denied struct {
+		Events []struct{ Actor, Space string }
+	}
 	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+agent, nil, &denied)
 	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester || denied.Events[0].Space != "agent-"+agent+"-private" {
 		t.Errorf("denials about the agent: %+v, want the other requester's compaction", denied.Events)
