@@ -127,7 +127,7 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		switch c.Operation {
 		case "share", "unshare":
 			d = pol.Share(p, a)
-		case "compact": // the summary is written to the agent's private space
+		case "compact", "reflect": // what they write goes to the agent's private space
 			d = pol.Write(p, a.ID, graph.PrivateSpace(a.ID))
 		}
 		return effect(d), true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -110,4 +111,82 @@ func (o *OpenAI) Summarize(ctx context.Context, texts []string, maxBytes int) (s
 			return nil
 		})
 	return Cut(summary, maxBytes), err
+}
+
+// maxRules is how many rules a reflection keeps.
+const maxRules = 5
+
+// instruction marks a sentence the offline reflection keeps as a rule: a standing
+// preference, need or instruction.
+var instruction = regexp.MustCompile(`(?i)\b(always|never|prefer|prefers|don't|do not|please|allergic|avoid|must|should)\b`)
+
+// Reflect is the offline reflection: the extractive summary of the memories and the
+// current facts, and as rules the sentences of the memories that state a preference,
+// a need or an instruction ("I'm allergic to shellfish", "never book before 9").
+func (x Extractive) Reflect(ctx context.Context, texts, facts []string, maxBytes int) (string, []string, error) {
+	var rules []string
+	used := 0
+	for i := len(texts) - 1; i >= 0 && len(rules) < maxRules; i-- {
+		sentences, _ := x.Summarize(ctx, texts[i:i+1], len(texts[i]))
+		for _, s := range sentenceEnd.Split(sentences, -1) {
+			s = strings.TrimSpace(s)
+			if s == "" || !instruction.MatchString(s) || len(rules) == maxRules || used+len(s)+1 > maxBytes/2 {
+				continue
+			}
+			if !slices.ContainsFunc(rules, func(r string) bool { return Normalize(r) == Normalize(s+".") }) {
+				rules = append(rules, s+".")
+				used += len(s) + 1
+			}
+		}
+	}
+	summary, err := x.Summarize(ctx, append(slices.Clone(texts), strings.Join(facts, ". ")), maxBytes-used)
+	return summary, rules, err
+}
+
+const reflectionInstructions = `You reflect on an AI agent's recent memories (inside <memories>, oldest first) and the facts it knows (inside <facts>) to distill what it should keep long term.
+Answer with a JSON object {"summary": "...", "rules": ["...", ...]}:
+  "summary": who and what matters now, what changed, open threads, with dates; plain sentences, no preamble;
+  "rules": at most %d standing preferences, needs or instructions the agent should follow from now on ("Book no seafood restaurants: Priya is allergic to shellfish."), each one sentence; none when the memories give none.
+Use only what the memories and facts say. Summary and rules together must be at most %d characters.`
+
+// Reflect makes one chat call: memories and facts in, a summary and up to maxRules
+// rules out, together at most maxBytes bytes (the rules first kept, the summary cut
+// to what is left), the call's output bounded by the budget's tokens and the JSON.
+func (o *OpenAI) Reflect(ctx context.Context, texts, facts []string, maxBytes int) (string, []string, error) {
+	var user strings.Builder
+	user.WriteString("<memories>\n")
+	for _, t := range texts {
+		fmt.Fprintf(&user, "<memory>\n%s\n</memory>\n", strings.TrimSpace(t))
+	}
+	user.WriteString("</memories>\n<facts>\n")
+	for _, f := range facts {
+		user.WriteString(f + "\n")
+	}
+	user.WriteString("</facts>")
+	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"summary", "rules"},
+		"properties": map[string]any{"summary": map[string]any{"type": "string"},
+			"rules": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}})
+	var out struct {
+		Summary *string  `json:"summary"`
+		Rules   []string `json:"rules"`
+	}
+	err := o.structured(ctx, fmt.Sprintf(reflectionInstructions, maxRules, maxBytes), user.String(), "reflection", schema,
+		maxBytes+128, func(content string) error {
+			if err := json.Unmarshal([]byte(content), &out); err != nil || out.Summary == nil {
+				return errMalformed{"not the reflection JSON"}
+			}
+			return nil
+		})
+	if err != nil {
+		return "", nil, err
+	}
+	var rules []string
+	used := 0
+	for _, r := range out.Rules {
+		if r = Cut(r, maxBytes/2); r != "" && len(rules) < maxRules && used+len(r) <= maxBytes/2 {
+			rules = append(rules, r)
+			used += len(r)
+		}
+	}
+	return Cut(*out.Summary, maxBytes-used), rules, nil
 }

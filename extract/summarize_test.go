@@ -47,14 +47,16 @@ func history(r *rand.Rand, n int) []string {
 // TestSummarize_Budget: on 20 generated histories and budgets from 16 to 4,000 bytes,
 // the offline summary and the model's (answering with far more than asked, as a
 // model may) are never over the budget in bytes, cut between characters, and hold
-// no assistant line; the model's call asks for at most the budget's tokens and the
-// JSON around them, whatever llm.max_tokens.
+// no assistant line; nor are a reflection's summary and rules together. Each model
+// call (one per compaction, one per reflection) asks for at most the budget's tokens
+// and the JSON around them, whatever llm.max_tokens.
 func TestSummarize_Budget(t *testing.T) {
 	t.Parallel()
 	llm := llmtest.New()
 	t.Cleanup(llm.Close)
 	long := strings.Repeat("Ana Souza lives in Zürich and works at Globex; ", 400)
-	llm.Answer("<memories>", map[string]any{"summary": long})
+	rule := strings.Repeat("Never book seafood: Ana is allergic. ", 30)
+	llm.Answer("<memories>", map[string]any{"summary": long, "rules": []string{rule, rule, "Short rule.", rule, rule, rule, rule}})
 	model := extract.NewOpenAI(extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted",
 		Timeout: 5 * time.Second, MaxConcurrency: 1, MaxRetries: 1, RetryBase: time.Millisecond, MaxTokens: 4096,
 		Metrics: &extract.Metrics{}}, extract.DefaultEntityTypes)
@@ -64,6 +66,7 @@ func TestSummarize_Budget(t *testing.T) {
 		budget := []int{16, 50, 200, 1000, 4000}[i%5]
 		for name, s := range map[string]interface {
 			Summarize(context.Context, []string, int) (string, error)
+			Reflect(context.Context, []string, []string, int) (string, []string, error)
 		}{"offline": extract.Extractive{}, "model": model} {
 			got, err := s.Summarize(context.Background(), texts, budget)
 			switch {
@@ -76,14 +79,22 @@ func TestSummarize_Budget(t *testing.T) {
 			case strings.Contains(got, "Anything else"):
 				t.Errorf("history %d, %s: an assistant's line in %q", i, name, got)
 			}
+			summary, rules, err := s.Reflect(context.Background(), texts, []string{"Ana Souza lives in Zürich."}, budget)
+			size := len(summary)
+			for _, r := range rules {
+				size += len(r)
+			}
+			if err != nil || size > budget || len(rules) > 5 || !utf8.ValidString(summary+strings.Join(rules, "")) {
+				t.Errorf("history %d, %s reflection: %d bytes and %d rules for a budget of %d (%v)", i, name, size, len(rules), budget, err)
+			}
 		}
 	}
 	for _, req := range llm.Requests() {
-		if req.MaxTokens > 4000+64 {
+		if req.MaxTokens > 4000+128 {
 			t.Errorf("a summary call asked for %d tokens", req.MaxTokens)
 		}
 	}
-	if n := len(llm.Requests()); n != 20 {
-		t.Errorf("%d summary calls for 20 histories, want one each", n)
+	if n := len(llm.Requests()); n != 40 {
+		t.Errorf("%d calls for 20 compactions and 20 reflections, want one each", n)
 	}
 }

@@ -91,6 +91,9 @@ func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Han
 	addTool(s, &mcp.Tool{Name: "compact_memories", Description: "Summarize an agent's memories (those named, or since a " +
 		"time) within max_tokens and keep the summary as a memory of its private space: for an agent whose context is " +
 		"near its limit. Answers the new memory; its content is the summary."}, t, t.compact)
+	addTool(s, &mcp.Tool{Name: "reflect", Description: "Distill what an agent wrote recently (since a time, by default " +
+		"the last day) and the facts it knows into a summary and a few rules kept as memories of its private space. " +
+		"Only its owner may."}, t, t.reflect)
 	addTool(s, &mcp.Tool{Name: "list_conflicts", Description: "List the contradictions held for review in an agent's " +
 		"spaces (memory.conflicts: review): each pair of facts that cannot both hold, both still current."}, t, t.conflicts)
 	addTool(s, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a contradiction held for review: keep the old " +

@@ -433,3 +433,47 @@ func (t mcpTools) compact(ctx context.Context, c service.Call, in compactRequest
 	}
 	return viewOf(e), nil
 }
+
+type reflectRequest struct {
+	Since     *time.Time `json:"since,omitempty"`
+	MaxTokens int        `json:"max_tokens,omitempty"`
+}
+
+type reflected struct {
+	Memories []memoryView `json:"memories"` // the summary first, then the rules
+}
+
+func reflectedOf(eps []*graph.Episode) reflected {
+	out := reflected{Memories: []memoryView{}}
+	for _, e := range eps {
+		out.Memories = append(out.Memories, viewOf(e))
+	}
+	return out
+}
+
+func (a *api) reflectAgent(c echo.Context) error {
+	var req reflectRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	eps, err := a.svc.Reflect(c.Request().Context(), callOf(c), service.ReflectQuery{AgentID: c.Param("id"), Since: req.Since,
+		MaxTokens: req.MaxTokens})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, reflectedOf(eps))
+}
+
+type mcpReflect struct {
+	AgentID   string     `json:"agent_id" jsonschema:"the agent to reflect on"`
+	Since     *time.Time `json:"since,omitempty" jsonschema:"reflect on what the agent wrote since then (default: the last day)"`
+	MaxTokens int        `json:"max_tokens,omitempty" jsonschema:"the budget of the summary and rules together, 16 to 8192 (default 1000)"`
+}
+
+func (t mcpTools) reflect(ctx context.Context, c service.Call, in mcpReflect) (any, error) {
+	eps, err := t.svc.Reflect(ctx, c, service.ReflectQuery{AgentID: in.AgentID, Since: in.Since, MaxTokens: in.MaxTokens})
+	if err != nil {
+		return nil, err
+	}
+	return reflectedOf(eps), nil
+}

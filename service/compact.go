@@ -10,10 +10,12 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-// Summarizer writes one summary of texts (oldest first) of at most maxBytes bytes:
-// the LLM, or without one the offline extractive summarizer.
+// Summarizer writes one summary of texts (oldest first) of at most maxBytes bytes, and
+// reflects on texts and facts: a summary and a few rules, together at most maxBytes.
+// The LLM, or without one the offline extractive summarizer.
 type Summarizer interface {
 	Summarize(ctx context.Context, texts []string, maxBytes int) (string, error)
+	Reflect(ctx context.Context, texts, facts []string, maxBytes int) (summary string, rules []string, err error)
 }
 
 // Bounds of a compaction.
@@ -33,8 +35,11 @@ type CompactQuery struct {
 	MaxTokens  int // 0: CompactTokensDefault
 }
 
-// SourceCompaction is a compaction's source_description.
-const SourceCompaction = "compaction"
+// The source_description of what compaction and reflection write.
+const (
+	SourceCompaction = "compaction"
+	SourceReflection = "reflection"
+)
 
 // Compact summarizes memories the caller sees for an agent within max_tokens and
 // stores the summary as a memory of the agent's private space (source_description
@@ -52,17 +57,10 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 		return nil, graph.Errorf(graph.EINVALID, "give episode_ids or since, not both")
 	case len(q.EpisodeIDs) > compactMaxMemories:
 		return nil, graph.Errorf(graph.EINVALID, "at most %d episode_ids", compactMaxMemories)
-	case q.MaxTokens == 0:
-		q.MaxTokens = CompactTokensDefault
-	case q.MaxTokens < compactTokensMin || q.MaxTokens > compactTokensMax:
-		return nil, graph.Errorf(graph.EINVALID, "max_tokens must be from %d to %d", compactTokensMin, compactTokensMax)
 	}
-	if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+	var err error
+	if q.MaxTokens, err = s.distilling(ctx, c, q.AgentID, q.MaxTokens, SourceCompaction); err != nil {
 		return nil, err
-	}
-	d := s.Auth.Write(c.P, q.AgentID, graph.PrivateSpace(q.AgentID))
-	if d.Effect != access.Allow {
-		return nil, s.deny(ctx, c, q.AgentID, graph.PrivateSpace(q.AgentID).GroupID(), "a compaction is written to the agent's private space: "+d.Reason)
 	}
 	read, err := s.compacted(ctx, c, q)
 	if err != nil {
@@ -82,11 +80,57 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 	if summary == "" {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "the summary came back empty; retry later")
 	}
-	m := NewMemory{AgentID: q.AgentID, Text: summary, SourceDescription: SourceCompaction}
-	e := s.newEpisode(c, &m, graph.PrivateSpace(q.AgentID), summary)
-	e.DerivedFrom = ids
-	res := s.Mem.CreateEpisodes(ctx, []*graph.Episode{e})[0]
-	return res.Episode, res.Err
+	written, err := s.writeDistilled(ctx, c, q.AgentID, SourceCompaction, ids, []distilled{{text: summary}})
+	if err != nil {
+		return nil, err
+	}
+	return written[0], nil
+}
+
+// distilling checks a compaction or reflection of agent by c before anything is read:
+// the agent exists, c may write its private space (an audited EFORBIDDEN otherwise),
+// and the budget is in bounds; it returns the budget (0: the default).
+func (s *Service) distilling(ctx context.Context, c Call, agent string, maxTokens int, what string) (int, error) {
+	if maxTokens == 0 {
+		maxTokens = CompactTokensDefault
+	}
+	if maxTokens < compactTokensMin || maxTokens > compactTokensMax {
+		return 0, graph.Errorf(graph.EINVALID, "max_tokens must be from %d to %d", compactTokensMin, compactTokensMax)
+	}
+	if _, err := s.Dir.GetAgent(ctx, agent); err != nil {
+		return 0, err
+	}
+	private := graph.PrivateSpace(agent)
+	if d := s.Auth.Write(c.P, agent, private); d.Effect != access.Allow {
+		return 0, s.deny(ctx, c, agent, private.GroupID(), "a "+what+" is written to the agent's private space: "+d.Reason)
+	}
+	return maxTokens, nil
+}
+
+// distilled is one memory a compaction or reflection writes.
+type distilled struct {
+	text string
+	tags []string
+}
+
+// writeDistilled stores memories of agent's private space with source_description
+// source, derived from the memories ids.
+func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source string, ids []string, ds []distilled) ([]*graph.Episode, error) {
+	var eps []*graph.Episode
+	for _, d := range ds {
+		m := NewMemory{AgentID: agent, Text: d.text, SourceDescription: source, Tags: d.tags}
+		e := s.newEpisode(c, &m, graph.PrivateSpace(agent), d.text)
+		e.DerivedFrom = ids
+		eps = append(eps, e)
+	}
+	var out []*graph.Episode
+	for _, res := range s.Mem.CreateEpisodes(ctx, eps) {
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		out = append(out, res.Episode)
+	}
+	return out, nil
 }
 
 // compacted reads the memories a compaction summarizes, oldest first (by reference
@@ -134,3 +178,70 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 	})
 	return out, nil
 }
+
+// ReflectQuery asks an agent's owner's reflection on what the agent wrote since a
+// time (the newest compactMaxMemories; default: the last day).
+type ReflectQuery struct {
+	AgentID   string
+	Since     *time.Time
+	MaxTokens int // 0: CompactTokensDefault
+}
+
+// Reflect distills an agent's recent memories (not earlier reflections or
+// compactions) and the current facts the caller sees for it into a summary memory
+// and up to a few rule memories of the agent's private space (source_description
+// reflection, tags reflection and summary or rule, derived_from the memories read),
+// within max_tokens together: one LLM call, or the offline summarizer. Only who may
+// write that space, the agent's owner, may ask (an audited EFORBIDDEN otherwise); a
+// team or the global space gets a reflection by promotion.
+func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) ([]*graph.Episode, error) {
+	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
+		return nil, err
+	}
+	if q.Since == nil {
+		day := s.Now().Add(-24 * time.Hour)
+		q.Since = &day
+	}
+	var err error
+	if q.MaxTokens, err = s.distilling(ctx, c, q.AgentID, q.MaxTokens, SourceReflection); err != nil {
+		return nil, err
+	}
+	read, err := s.compacted(ctx, c, CompactQuery{AgentID: q.AgentID, Since: q.Since})
+	if err != nil {
+		return nil, err
+	}
+	var texts, ids []string
+	for _, e := range read {
+		if e.SourceDescription != SourceReflection && e.SourceDescription != SourceCompaction {
+			texts, ids = append(texts, e.Content), append(ids, e.UUID)
+		}
+	}
+	if len(texts) == 0 {
+		return nil, graph.Errorf(graph.EINVALID, "no memories of the agent to reflect on since %s", q.Since.UTC().Format(time.RFC3339))
+	}
+	page, err := s.Find.Facts(ctx, s.agentView(c, q.AgentID), graph.PageRequest{Limit: reflectFacts})
+	if err != nil {
+		return nil, err
+	}
+	var facts []string
+	for _, h := range page.Facts {
+		if h.Fact.InvalidAt == nil && h.Fact.ExpiredAt == nil {
+			facts = append(facts, h.Fact.Fact)
+		}
+	}
+	summary, rules, err := s.Summarizer.Reflect(ctx, texts, facts, q.MaxTokens)
+	if err != nil {
+		return nil, graph.Wrap(graph.EUNAVAILABLE, err, "the reflection could not be written; retry later")
+	}
+	if summary == "" {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "the reflection came back empty; retry later")
+	}
+	out := []distilled{{text: summary, tags: []string{SourceReflection, "summary"}}}
+	for _, r := range rules {
+		out = append(out, distilled{text: r, tags: []string{SourceReflection, "rule"}})
+	}
+	return s.writeDistilled(ctx, c, q.AgentID, SourceReflection, ids, out)
+}
+
+// reflectFacts is how many of the newest facts a reflection reads.
+const reflectFacts = 50

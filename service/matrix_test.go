@@ -440,7 +440,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	w.t.Helper()
 	c := w.principal(cell.Principal)
 	switch cell.Operation {
-	case "share", "unshare", "transfer", "erase", "compact":
+	case "share", "unshare", "transfer", "erase", "compact", "reflect":
 		return w.runAgent(c, cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
@@ -698,6 +698,13 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		if err == nil && (e.GroupID != "agent-"+agent+"-private" || len(e.DerivedFrom) != 1 || e.DerivedFrom[0] != private) {
 			return fmt.Sprintf("compacted wrongly: into %s from %v", e.GroupID, e.DerivedFrom)
 		}
+	case "reflect":
+		var eps []*graph.Episode
+		since := time.Now().Add(-time.Hour)
+		eps, err = w.svc.Reflect(w.ctx, c, service.ReflectQuery{AgentID: agent, Since: &since, MaxTokens: 100})
+		if err == nil && (len(eps) == 0 || eps[0].GroupID != "agent-"+agent+"-private" || len(eps[0].DerivedFrom) != 1) {
+			return fmt.Sprintf("reflected wrongly: %d memories", len(eps))
+		}
 	}
 	got := outcome(err)
 	if !exists {
@@ -706,7 +713,7 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		}
 		return got
 	}
-	if cell.Operation == "compact" {
+	if cell.Operation == "compact" || cell.Operation == "reflect" {
 		if page, lerr := w.db.ListEpisodes(w.ctx, graph.Visible{GroupIDs: []string{"agent-" + agent + "-private"}}, "",
 			graph.PageRequest{Limit: 10}); lerr != nil || (err != nil && len(page.Episodes) != 1) {
 			return fmt.Sprintf("%s, but the private space holds %d memories (%v)", got, len(page.Episodes), lerr)

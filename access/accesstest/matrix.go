@@ -56,7 +56,7 @@ var Operations = []string{"create", "get", "list", "search", "delete", "retry", 
 	"update", "move", "get_expired", "create_over_quota", "resolve_conflict"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
-var AgentOperations = []string{"share", "unshare", "transfer", "erase", "compact"}
+var AgentOperations = []string{"share", "unshare", "transfer", "erase", "compact", "reflect"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
 var TeamOperations = []string{"dissolve"}

@@ -1,0 +1,88 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReflect: the owner's reflection on its agent's memories since a time is a
+// summary and the rules among them, kept in the agent's private space with
+// provenance, within max_tokens; earlier reflections are not read again; a decoy of
+// another owner's agent never reaches it. Another requester may not reflect on the
+// agent (403, audited); a ghost agent is 404; bad bounds are 400.
+func TestReflect(t *testing.T) {
+	t.Parallel()
+	owner, other, agent := ownerWorld(t)
+	otherAgent := agent + "-other"
+	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
+	start := time.Now().UTC().Add(-time.Second)
+	var ids []string
+	for _, text := range []string{
+		"Priya Natarajan (user): I'm a data engineer at Halvorsen Logistics in Oslo.",
+		"Priya Natarajan (user): I'm allergic to shellfish, so never book seafood places.\nassistant: Noted!",
+		"Priya Natarajan (user): As of June 2025 I work at Nordvik Energy.",
+	} {
+		var a added
+		owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": text}, &a)
+		ids = append(ids, a.ID)
+	}
+	const decoy = "Quibblewort77Decoy"
+	other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": otherAgent,
+		"messages": "I never share the code word " + decoy + "."}, nil)
+
+	var got struct{ Memories []compacted }
+	owner.must(http.StatusAccepted, "POST", "/v1/agents/"+agent+"/reflect", map[string]any{"since": start, "max_tokens": 400}, &got)
+	if len(got.Memories) != 2 {
+		t.Fatalf("reflection: %+v, want a summary and one rule", got.Memories)
+	}
+	size := 0
+	for _, m := range got.Memories {
+		size += len(m.Content)
+		if m.GroupID != "agent-"+agent+"-private" || m.SourceDescription != "reflection" || strings.Join(m.DerivedFrom, ",") != strings.Join(ids, ",") ||
+			strings.Contains(m.Content, decoy) || strings.Contains(m.Content, "Noted") {
+			t.Errorf("reflection memory %+v: want the private space, source reflection, derived from the three, no decoy or assistant line", m)
+		}
+		var stored compacted
+		owner.must(http.StatusOK, "GET", "/v1/memories/"+m.ID, nil, &stored)
+		if stored.Content != m.Content {
+			t.Errorf("stored %q, answered %q", stored.Content, m.Content)
+		}
+	}
+	if summary, rule := got.Memories[0].Content, got.Memories[1].Content; size > 400 || !strings.Contains(summary, "Nordvik Energy") ||
+		!strings.Contains(rule, "allergic to shellfish") {
+		t.Errorf("summary %q and rule %q (%d bytes): want the new job in the summary, the allergy as the rule, within 400", summary, rule, size)
+	}
+	// A second reflection reads the same three memories, not the first reflection.
+	var again struct{ Memories []compacted }
+	owner.must(http.StatusAccepted, "POST", "/v1/agents/"+agent+"/reflect", map[string]any{"since": start}, &again)
+	if len(again.Memories) == 0 || strings.Join(again.Memories[0].DerivedFrom, ",") != strings.Join(ids, ",") {
+		t.Errorf("second reflection derived from %v, want the three memories only", again.Memories)
+	}
+
+	other.must(http.StatusForbidden, "POST", "/v1/agents/"+agent+"/reflect", map[string]any{"since": start}, nil)
+	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
+	var denied struct {
+		Events []struct{ Actor string }
+	}
+	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+agent, nil, &denied)
+	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester {
+		t.Errorf("denials about the agent: %+v, want the other requester's reflection", denied.Events)
+	}
+	owner.must(http.StatusNotFound, "POST", "/v1/agents/"+agent+"-ghost/reflect", map[string]any{}, nil)
+	for name, body := range map[string]map[string]any{
+		"max_tokens too small": {"max_tokens": 8},
+		"nothing since":        {"since": time.Now().Add(time.Hour)},
+		"unknown field":        {"agent_id": otherAgent},
+	} {
+		if status, out := owner.sendMalformed("POST", "/v1/agents/"+agent+"/reflect", body); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, status, out)
+		}
+	}
+	session := mcpSession(t, owner.base, matrixKeys["trusted"], owner.requester)
+	var viaMCP struct{ Memories []compacted }
+	if !callTool(t, session, "reflect", map[string]any{"agent_id": agent, "since": start}, &viaMCP) || len(viaMCP.Memories) != 2 {
+		t.Errorf("MCP reflect: %+v", viaMCP)
+	}
+}
