@@ -9,7 +9,7 @@ CALL () {
   ON CREATE SET n.name = x.name, n.created_at = x.created_at, n.group_id = x.group_id
   WITH n, x
   WHERE n.group_id = x.group_id
-  SET n.summary = x.summary, n.name_embedding = x.name_embedding, n.name_terms = x.name_terms,
+  SET n.summary = x.summary, n.description = x.description, n.name_embedding = x.name_embedding, n.name_terms = x.name_terms,
       n.name_words = x.name_words, n.aliases = x.aliases
   SET n:$(x.labels)
   SET n.group_id = x.group_id

@@ -240,8 +240,13 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 		if ents["Alice"].Type != "Person" || ents["Globex"].Type != "Organization" {
 			t.Errorf("%s: types %q %q", group, ents["Alice"].Type, ents["Globex"].Type)
 		}
-		if want := "Left Acme for Globex in March 2024. An engineer."; ents["Alice"].Summary != want {
-			t.Errorf("%s: Alice's summary %q, want %q (newest first)", group, ents["Alice"].Summary, want)
+		// What the episodes said of her, newest first, then the facts about her that
+		// hold now: the ended Acme one is gone.
+		if want := "Left Acme for Globex in March 2024. An engineer. Alice works at Globex since March 2024."; ents["Alice"].Summary != want {
+			t.Errorf("%s: Alice's summary %q, want %q", group, ents["Alice"].Summary, want)
+		}
+		if want := "Alice's employer since March 2024. Alice works at Globex since March 2024."; ents["Globex"].Summary != want {
+			t.Errorf("%s: Globex's summary %q, want %q", group, ents["Globex"].Summary, want)
 		}
 		for name, e := range ents {
 			if other, ok := seen[e.UUID]; ok {
@@ -543,8 +548,8 @@ func TestPipeline_BadOutput(t *testing.T) {
 	if len(ents) != 2 || eve == nil {
 		t.Fatalf("entities %v, want the two names, cleaned", keys(ents))
 	}
-	if eve.Type != "" || len([]rune(eve.Summary)) != 500 {
-		t.Errorf("Eve: type %q, summary of %d runes; want no label from an unknown type and 500 runes", eve.Type, len([]rune(eve.Summary)))
+	if eve.Type != "" || len([]rune(eve.Summary)) != 250 {
+		t.Errorf("Eve: type %q, summary of %d runes; want no label from an unknown type and 250 runes (the description's half)", eve.Type, len([]rune(eve.Summary)))
 	}
 	if len(facts) != 0 {
 		t.Errorf("facts %+v, want none: one names an unknown entity, one has a relation with syntax in it", facts)
@@ -585,6 +590,8 @@ func TestPipeline_AmbiguousNames(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
 	person := func(name string) map[string]any { return map[string]any{"name": name, "type": "Person", "summary": ""} }
+	// First: the question quotes the stored entity's summary, which holds its facts.
+	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"same": []bool{true, false}})
 	p.llm.Answer("Robert Smith lives in Oslo", map[string]any{
 		"entities": []map[string]any{person("Robert Smith"), {"name": "Oslo", "type": "Location", "summary": ""}},
 		"facts": []map[string]any{{"source": "Robert Smith", "target": "Oslo", "relation": "LIVES_IN",
@@ -595,7 +602,6 @@ func TestPipeline_AmbiguousNames(t *testing.T) {
 		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Robert Smithson", "relation": "KNOWS",
 			"fact": "Robert J. Smith met Robert Smithson.", "valid_at": nil, "invalid_at": nil}},
 	})
-	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"same": []bool{true, false}})
 	// The merge is remembered: the name confirmed once resolves without asking again.
 	p.llm.Answer("Robert J. Smith visited Bergen", map[string]any{
 		"entities": []map[string]any{person("Robert J. Smith"), {"name": "Bergen", "type": "Location", "summary": ""}},

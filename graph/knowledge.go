@@ -13,7 +13,8 @@ type EntityNode struct {
 	Name          string
 	GroupID       string
 	Type          string // extra label, e.g. Person; "" for a plain Entity
-	Summary       string
+	Summary       string // Description, then the current facts about it, newest first
+	Description   string // what the episodes said of it, the newest first
 	NameEmbedding []float32
 	CreatedAt     time.Time
 	Aliases       []string // other names resolution confirmed for it ("Robert J. Smith" of Robert Smith)

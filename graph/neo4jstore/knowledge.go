@@ -17,7 +17,7 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 			labels = append(labels, e.Type)
 		}
 		rows[i] = map[string]any{
-			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary,
+			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary, "description": e.Description,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
 			"name_terms": terms(e.Name + " " + e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
 			"aliases": nonNil(e.Aliases),
@@ -72,8 +72,8 @@ func entityFromNode(n neo4j.Node) *graph.EntityNode {
 // _entity_row carry (labels among them).
 func entityFromProps(p map[string]any, labels []string) *graph.EntityNode {
 	e := &graph.EntityNode{UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]),
-		Summary: str(p["summary"]), NameEmbedding: vector(p["name_embedding"]), CreatedAt: tm(p["created_at"]),
-		Aliases: strList(p["aliases"])}
+		Summary: str(p["summary"]), Description: str(p["description"]), NameEmbedding: vector(p["name_embedding"]),
+		CreatedAt: tm(p["created_at"]), Aliases: strList(p["aliases"])}
 	if labels == nil {
 		labels = strList(p["labels"])
 	}
