@@ -14,8 +14,9 @@ import (
 // o200k, Llama 3, Qwen) never makes more tokens of a text than it has bytes, so a
 // summary of at most N bytes is at most N tokens whatever the model reading it.
 
-// Cut shortens text to at most maxBytes bytes, at the last space before the limit
-// when there is one in its second half, never inside a character.
+// Cut shortens text to at most maxBytes bytes: after the last sentence that ends
+// in the second half of the limit, else at the last space there, never inside a
+// character.
 func Cut(text string, maxBytes int) string {
 	text = strings.TrimSpace(text)
 	if len(text) <= maxBytes {
@@ -25,7 +26,9 @@ func Cut(text string, maxBytes int) string {
 	for cut > 0 && !utf8.RuneStart(text[cut]) {
 		cut--
 	}
-	if i := strings.LastIndexByte(text[:cut], ' '); i > cut/2 {
+	if i := strings.LastIndex(text[:cut], ". "); i+1 > cut/2 {
+		cut = i + 1
+	} else if i := strings.LastIndexByte(text[:cut], ' '); i > cut/2 {
 		cut = i
 	}
 	return strings.TrimSpace(text[:cut])

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/extract/llmtest"
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/service"
 )
 
 // TestReflect: the owner's reflection on its agent's memories since a time is a
@@ -84,5 +89,43 @@ func TestReflect(t *testing.T) {
 	var viaMCP struct{ Memories []compacted }
 	if !callTool(t, session, "reflect", map[string]any{"agent_id": agent, "since": start}, &viaMCP) || len(viaMCP.Memories) != 2 {
 		t.Errorf("MCP reflect: %+v", viaMCP)
+	}
+}
+
+// TestLifecycle_ScriptedLLM: compaction and reflection through REST on the OpenAI path
+// (the scripted server): one chat call each, the model's summary and rules stored as
+// it wrote them, the memories it was shown only the agent's.
+func TestLifecycle_ScriptedLLM(t *testing.T) {
+	t.Parallel()
+	llm := llmtest.New()
+	t.Cleanup(llm.Close)
+	model := extract.NewOpenAI(extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted",
+		Timeout: 5 * time.Second, MaxConcurrency: 1, MaxRetries: 1, Metrics: &extract.Metrics{}}, extract.DefaultEntityTypes)
+	srv := newServerWith(t, nil, nil, func(s *service.Service) { s.Summarizer = model })
+	w := &world{base: srv.URL, t: t, suffix: randomSuffix()}
+	neo4jtest.Forget(t, w.suffix)
+	owner, agent := w.as("owner", "trusted"), w.id("agent")
+	owner.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	start := time.Now().UTC().Add(-time.Second)
+	owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent,
+		"messages": "Dana (user): I moved to Porto; I never take calls before 9."}, nil)
+	llm.Answer("before 9", map[string]any{"summary": "Dana lives in Porto.", "rules": []string{"No calls for Dana before 9."}})
+
+	var c compacted
+	owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent, "since": start}, &c)
+	var r struct{ Memories []compacted }
+	owner.must(http.StatusAccepted, "POST", "/v1/agents/"+agent+"/reflect", map[string]any{"since": start}, &r)
+	if c.Content != "Dana lives in Porto." || len(r.Memories) != 2 || r.Memories[0].Content != "Dana lives in Porto." ||
+		r.Memories[1].Content != "No calls for Dana before 9." {
+		t.Errorf("compaction %q, reflection %+v: want the model's summary and rule", c.Content, r.Memories)
+	}
+	prompts := llm.Prompts()
+	if n := llm.ChatCalls.Load(); n != 2 || len(prompts) != 2 {
+		t.Fatalf("%d chat calls, want one per compaction and reflection", n)
+	}
+	for _, p := range prompts {
+		if !strings.Contains(p, "I moved to Porto") || strings.Count(p, "<memory>") != 1 {
+			t.Errorf("the model was shown %q, want the agent's one memory", p)
+		}
 	}
 }
