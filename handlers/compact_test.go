@@ -16,6 +16,28 @@ type compacted struct {
 	DerivedFrom       []string `json:"derived_from"`
 }
 
+// decoyWorld is an owner's agent and another requester's agent, created just after
+// start.
+func decoyWorld(t *testing.T) (owner, other client, agent, otherAgent string, start time.Time) {
+	t.Helper()
+	owner, other, agent = ownerWorld(t)
+	otherAgent = agent + "-other"
+	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
+	return owner, other, agent, otherAgent, time.Now().UTC().Add(-time.Second)
+}
+
+type auditEvent struct {
+	Actor, Space, Reason string
+}
+
+// audited lists the audit events of kind about subject, read by an admin host.
+func audited(c client, kind, subject string) []auditEvent {
+	root := client{t: c.t, base: c.base, key: matrixKeys["admin"], requester: "root-auditor"}
+	var page struct{ Events []auditEvent }
+	root.must(http.StatusOK, "GET", "/v1/audit?kind="+kind+"&subject="+subject, nil, &page)
+	return page.Events
+}
+
 // TestCompact: the owner compacts its agent's memories, named or since a time, into a
 // memory of the agent's private space within max_tokens (as bytes), with provenance;
 // a decoy in another owner's agent never reaches a summary, and naming it is a 404.
@@ -23,10 +45,7 @@ type compacted struct {
 // audited); a ghost agent is 404; bad bounds are 400.
 func TestCompact(t *testing.T) {
 	t.Parallel()
-	owner, other, agent := ownerWorld(t)
-	otherAgent := agent + "-other"
-	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
-	start := time.Now().UTC().Add(-time.Second)
+	owner, other, agent, otherAgent, start := decoyWorld(t)
 	var ids []string
 	for _, m := range []struct{ text, visibility string }{
 		{"Priya Natarajan (user): I'm a data engineer at Halvorsen Logistics in Oslo.", "private"},
@@ -82,13 +101,9 @@ func TestCompact(t *testing.T) {
 	// Who may not compact: another requester (it reads the agent's public memory; the
 	// summary would go to the private space), and nobody compacts a ghost.
 	other.must(http.StatusForbidden, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent, "episode_ids": ids[2:]}, nil)
-	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
-	var denied struct {
-		Events []struct{ Actor, Space string }
-	}
-	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+agent, nil, &denied)
-	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester || denied.Events[0].Space != "agent-"+agent+"-private" {
-		t.Errorf("denials about the agent: %+v, want the other requester's compaction", denied.Events)
+	if denied := audited(owner, "namespace_denied", agent); len(denied) != 1 || denied[0].Actor != other.requester ||
+		denied[0].Space != "agent-"+agent+"-private" {
+		t.Errorf("denials about the agent: %+v, want the other requester's compaction", denied)
 	}
 	owner.must(http.StatusNotFound, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent + "-ghost", "since": start}, nil)
 	for name, body := range map[string]map[string]any{

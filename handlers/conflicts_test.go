@@ -96,11 +96,8 @@ func TestConflicts_Review(t *testing.T) {
 	}
 	other.must(http.StatusForbidden, "POST", "/v1/conflicts/"+carol.ID+"/resolve", map[string]any{"keep": "new"}, nil)
 	other.must(http.StatusNotFound, "POST", "/v1/conflicts/"+bob.ID+"/resolve", map[string]any{"keep": "new"}, nil)
-	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
-	var denied struct{ Events []struct{ Actor string } }
-	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+carol.ID, nil, &denied)
-	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester {
-		t.Errorf("denial events about the public conflict: %+v, want one by %s", denied.Events, other.requester)
+	if denied := audited(owner, "namespace_denied", carol.ID); len(denied) != 1 || denied[0].Actor != other.requester {
+		t.Errorf("denial events about the public conflict: %+v, want one by %s", denied, other.requester)
 	}
 	for _, bad := range []map[string]any{{"keep": "newest"}, {"keep": ""}, {}} {
 		if status, _ := owner.sendMalformed("POST", "/v1/conflicts/"+bob.ID+"/resolve", bad); status != http.StatusBadRequest {
@@ -123,12 +120,8 @@ func TestConflicts_Review(t *testing.T) {
 	if got := search(owner, map[string]any{"as_of": "2023-06-01T00:00:00Z"}).targets(); got != "Bob LIVES_IN Rome, Carol LIVES_IN Oslo" {
 		t.Errorf("as_of 2023 after keep new: %q, want Rome (and Oslo)", got)
 	}
-	var events struct {
-		Events []struct{ Actor, Reason string }
-	}
-	root.must(http.StatusOK, "GET", "/v1/audit?kind=conflict_resolved&subject="+bob.ID, nil, &events)
-	if len(events.Events) != 1 || events.Events[0].Reason != "keep new" || events.Events[0].Actor != owner.requester {
-		t.Errorf("conflict_resolved events %+v, want one by the owner, keep new", events.Events)
+	if events := audited(owner, "conflict_resolved", bob.ID); len(events) != 1 || events[0].Reason != "keep new" || events[0].Actor != owner.requester {
+		t.Errorf("conflict_resolved events %+v, want one by the owner, keep new", events)
 	}
 
 	// The public one over MCP: listed, then kept both.

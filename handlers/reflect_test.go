@@ -19,10 +19,7 @@ import (
 // agent (403, audited); a ghost agent is 404; bad bounds are 400.
 func TestReflect(t *testing.T) {
 	t.Parallel()
-	owner, other, agent := ownerWorld(t)
-	otherAgent := agent + "-other"
-	other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
-	start := time.Now().UTC().Add(-time.Second)
+	owner, other, agent, otherAgent, start := decoyWorld(t)
 	var ids []string
 	for _, text := range []string{
 		"Priya Natarajan (user): I'm a data engineer at Halvorsen Logistics in Oslo.",
@@ -67,13 +64,8 @@ func TestReflect(t *testing.T) {
 	}
 
 	other.must(http.StatusForbidden, "POST", "/v1/agents/"+agent+"/reflect", map[string]any{"since": start}, nil)
-	root := client{t: t, base: owner.base, key: matrixKeys["admin"], requester: "root-" + agent}
-	var denied struct {
-		Events []struct{ Actor string }
-	}
-	root.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+agent, nil, &denied)
-	if len(denied.Events) != 1 || denied.Events[0].Actor != other.requester {
-		t.Errorf("denials about the agent: %+v, want the other requester's reflection", denied.Events)
+	if denied := audited(owner, "namespace_denied", agent); len(denied) != 1 || denied[0].Actor != other.requester {
+		t.Errorf("denials about the agent: %+v, want the other requester's reflection", denied)
 	}
 	owner.must(http.StatusNotFound, "POST", "/v1/agents/"+agent+"-ghost/reflect", map[string]any{}, nil)
 	for name, body := range map[string]map[string]any{
