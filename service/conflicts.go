@@ -13,18 +13,9 @@ import (
 // the caller sees for an agent, newest first, each with its two facts. An agent that
 // does not exist answers ENOTFOUND.
 func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (graph.ConflictPage, error) {
-	limit, err := s.pageSize(page.Limit)
-	if err != nil {
+	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.ConflictPage{}, err
 	}
-	page.Limit = limit
-	if err := graph.CheckID("agent_id", agentID); err != nil {
-		return graph.ConflictPage{}, err
-	}
-	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
-		return graph.ConflictPage{}, err
-	}
-	s.noteExpiredShare(ctx, c, agentID)
 	return s.Find.Conflicts(ctx, s.agentView(c, agentID), page)
 }
 

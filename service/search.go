@@ -216,18 +216,9 @@ func (s *Service) optional(err error) error {
 // first, whatever their time (export reads a whole memory with it). A space the caller
 // cannot read answers ENOTFOUND.
 func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (graph.FactPage, error) {
-	limit, err := s.pageSize(page.Limit)
-	if err != nil {
+	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.FactPage{}, err
 	}
-	page.Limit = limit
-	if err := graph.CheckID("agent_id", agentID); err != nil {
-		return graph.FactPage{}, err
-	}
-	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
-		return graph.FactPage{}, err
-	}
-	s.noteExpiredShare(ctx, c, agentID)
 	if space == "" {
 		return s.Find.Facts(ctx, s.agentView(c, agentID), page)
 	}
@@ -239,6 +230,25 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, 
 		return graph.FactPage{}, graph.Errorf(graph.ENOTFOUND, "space not found")
 	}
 	return s.Find.Facts(ctx, graph.Visible{GroupIDs: []string{sp.GroupID()}}, page)
+}
+
+// agentListing checks a list about an agent before it runs: the page size (the
+// default for none), the agent id, the agent's existence; and audits the use of a
+// share of it that lapsed.
+func (s *Service) agentListing(ctx context.Context, c Call, agentID string, page *graph.PageRequest) error {
+	limit, err := s.pageSize(page.Limit)
+	if err != nil {
+		return err
+	}
+	page.Limit = limit
+	if err := graph.CheckID("agent_id", agentID); err != nil {
+		return err
+	}
+	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
+		return err
+	}
+	s.noteExpiredShare(ctx, c, agentID)
+	return nil
 }
 
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
