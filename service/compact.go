@@ -54,7 +54,7 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 	}
 	switch {
 	case (len(q.EpisodeIDs) > 0) == (q.Since != nil):
-		return nil, graph.Errorf(graph.EINVALID, "give episode_ids or since, not both")
+		return nil, graph.Errorf(graph.EINVALID, "give either episode_ids or since")
 	case len(q.EpisodeIDs) > compactMaxMemories:
 		return nil, graph.Errorf(graph.EINVALID, "at most %d episode_ids", compactMaxMemories)
 	}
