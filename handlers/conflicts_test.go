@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
@@ -38,16 +37,8 @@ func TestConflicts_Review(t *testing.T) {
 		var a added
 		owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{
 			"agent_id": agent, "messages": text, "reference_time": at, "visibility": visibility}, &a)
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			var got struct{ Status, LastError string }
-			owner.must(http.StatusOK, "GET", "/v1/memories/"+a.ID, nil, &got)
-			if got.Status == "done" {
-				return a.ID
-			}
-			if got.Status == "failed" || time.Now().After(deadline) {
-				t.Fatalf("%q: %s %s", text, got.Status, got.LastError)
-			}
-		}
+		waitStatus(t, owner, a.ID)
+		return a.ID
 	}
 	write("Bob lives in Rome.", "2023-01-10T09:00:00Z", "private")
 	write("In March 2024 Bob moved to Berlin.", "2024-03-20T09:00:00Z", "private")

@@ -147,17 +147,7 @@ var ingested = []string{"a_private", "a_public", "b_private", "b_public", "team_
 // waitDone waits until ingestion has processed the seed of column.
 func (w *world) waitDone(column string) {
 	writer, _ := w.writer(column)
-	id := w.seeds[column]
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		var m struct{ Status, LastError string }
-		writer.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &m)
-		switch {
-		case m.Status == "done":
-			return
-		case m.Status == "failed" || time.Now().After(deadline):
-			w.t.Fatalf("memory %s: %s %s", id, m.Status, m.LastError)
-		}
-	}
+	waitStatus(w.t, writer, w.seeds[column])
 }
 
 func newWorld(t *testing.T, base string) *world {

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
@@ -109,16 +108,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 		for r := range s.readers {
 			reader = ps[r].c
 		}
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			var m struct{ Status, GroupID string }
-			reader.must(http.StatusOK, "GET", "/v1/memories/"+s.memory, nil, &m)
-			if m.Status == "done" {
-				break
-			}
-			if m.Status == "failed" || time.Now().After(deadline) {
-				t.Fatalf("seed %s: %s", s.word, m.Status)
-			}
-		}
+		waitStatus(t, reader, s.memory)
 		var found struct {
 			Facts []struct {
 				ID             string

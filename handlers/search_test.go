@@ -70,16 +70,7 @@ func aliceWorld(t *testing.T) (owner, other client, agent string) {
 		var a added
 		owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{
 			"agent_id": agent, "messages": m.text, "reference_time": m.at}, &a)
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			var got struct{ Status, LastError string }
-			owner.must(http.StatusOK, "GET", "/v1/memories/"+a.ID, nil, &got)
-			if got.Status == "done" {
-				break
-			}
-			if got.Status == "failed" || time.Now().After(deadline) {
-				t.Fatalf("%q: %s %s", m.text, got.Status, got.LastError)
-			}
-		}
+		waitStatus(t, owner, a.ID)
 	}
 	return owner, other, agent
 }
