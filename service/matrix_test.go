@@ -269,6 +269,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatalf("no audit event to use as the system space's memory (%v)", err)
 	}
 	w.seeds["system"], w.failed["system"], w.expiring["system"] = events[0].ID, events[0].ID, events[0].ID
+	neo4jtest.ForgetEventsAbout(t, []string{w.expiring["global"]})
 	// The cells run once the lapsing shares have lapsed for their grantees.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {

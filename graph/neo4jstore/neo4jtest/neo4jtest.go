@@ -175,6 +175,20 @@ const forgetOrphans = `
 MATCH (n:Entity {group_id: 'global'}) WHERE NOT (n)<-[:MENTIONS]-()
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
+// ForgetEventsAbout erases, when the test ends, the audit events naming ids. Forget
+// finds the events about a test's memories through the memories; a memory of the
+// shared global space that another test's sweeper erased before the test ended is
+// not there to find, and its `expired` event names nothing else of the test.
+func ForgetEventsAbout(tb testing.TB, ids []string) {
+	tb.Helper()
+	target := URI(tb)
+	tb.Cleanup(func() {
+		if err := Run(target, forgetEvents, map[string]any{"ids": ids}); err != nil {
+			tb.Errorf("erasing the audit events about %v: %v", ids, err)
+		}
+	})
+}
+
 // Forget erases, when the test ends, everything it stored under ids that contain
 // mark (a random suffix of the test's own), so the shared test database holds no test
 // data after a run. A mark shorter than 6 characters is refused: it would match other
