@@ -60,9 +60,28 @@ type ConflictPage struct {
 	HasMore    bool
 }
 
+// Retrieval is what a search asks its methods: the text, its vector (nil leaves out
+// the vector methods), and the kinds to search.
+type Retrieval struct {
+	Text                      string
+	Vector                    []float32
+	Facts, Entities, Episodes bool
+}
+
+// Found is what the retrieval methods found: one list per method and kind, best first.
+type Found struct {
+	Facts    [][]FactHit
+	Entities [][]EntityHit
+	Episodes []ScoredEpisode
+}
+
 // Searcher runs search's retrieval methods, each within the visible set vis. Each
 // returns at most limit hits, best first.
 type Searcher interface {
+	// SearchSmall runs every text and vector method of r at once when vis holds so
+	// few items that each is scored exactly, in one round trip; nil when it holds
+	// more, and the caller asks each method.
+	SearchSmall(ctx context.Context, r Retrieval, vis Visible, f SearchFilter, limit int) (*Found, error)
 	FactsByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
 	FactsByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
 	EntitiesByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)

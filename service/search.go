@@ -93,11 +93,11 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 		return nil, err
 	}
 	s.noteExpiredShare(ctx, c, q.AgentID)
-	res := SearchResult{Episodes: f.episodes}
+	res := SearchResult{Episodes: f.Episodes}
 	for _, e := range res.Episodes {
 		s.provenance(c, e.Episode)
 	}
-	factLists, entityLists, walk := f.facts, f.entities, f.walk
+	factLists, entityLists, walk := f.Facts, f.Entities, f.walk
 	distance := func(string) int { return 0 }
 	if walk != nil {
 		factLists = append(factLists, walk.Facts) // scored by distance: already in walk order
@@ -140,16 +140,17 @@ func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]b
 	return nil
 }
 
-// found is what the retrieval methods returned: one ranked list per method and kind.
+// found is what the retrieval methods returned: one ranked list per method and kind,
+// and the walk.
 type found struct {
-	facts    [][]graph.FactHit
-	entities [][]graph.EntityHit
-	episodes []graph.ScoredEpisode
-	walk     *graph.Walk
+	graph.Found
+	walk *graph.Walk
 }
 
-// retrieve runs every method that applies at once, each asked for limit candidates
-// (twice as many when MMR is to choose among them).
+// retrieve runs every method that applies, each asked for limit candidates (twice as
+// many when MMR is to choose among them): the walk beside the rest; the text and
+// vector methods in one query when the visible set is small (SearchSmall), else each
+// by its own query, all at once.
 func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible, vector []float32,
 	include map[string]bool, limit int) (*found, error) {
 	var (
@@ -165,40 +166,64 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 	if q.Center != "" {
 		run.do(func() (err error) { f.walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
 	}
-	if include["facts"] && q.Query != "" {
+	if q.Query != "" {
+		r := graph.Retrieval{Text: q.Query, Vector: vector, Facts: include["facts"], Entities: include["entities"], Episodes: include["episodes"]}
 		run.do(func() error {
-			hits, err := s.Find.FactsByText(ctx, q.Query, vis, q.Filter, n)
-			return collect(&mu, &f.facts, hits, err)
-		})
-		if vector != nil {
-			run.do(func() error {
-				hits, err := s.Find.FactsByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &f.facts, hits, s.optional(err))
-			})
-		}
-	}
-	if include["entities"] && q.Query != "" {
-		run.do(func() error {
-			hits, err := s.Find.EntitiesByText(ctx, q.Query, vis, q.Filter, n)
-			return collect(&mu, &f.entities, hits, err)
-		})
-		if vector != nil {
-			run.do(func() error {
-				hits, err := s.Find.EntitiesByVector(ctx, vector, vis, q.Filter, n)
-				return collect(&mu, &f.entities, hits, s.optional(err))
-			})
-		}
-	}
-	if include["episodes"] && q.Query != "" {
-		run.do(func() (err error) {
-			f.episodes, err = s.Mem.SearchEpisodes(ctx, q.Query, vis, q.Filter, limit)
-			return
+			small, err := s.Find.SearchSmall(ctx, r, vis, q.Filter, n)
+			switch {
+			case err != nil:
+				return err
+			case small == nil:
+				return s.searchEach(ctx, r, vis, q.Filter, n, limit, &mu, &f)
+			}
+			f.Found = *small
+			if len(f.Episodes) > limit {
+				f.Episodes = f.Episodes[:limit]
+			}
+			return nil
 		})
 	}
 	if err := run.wait(); err != nil {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// searchEach runs each method of r by its own query, all at once, into f.
+func (s *Service) searchEach(ctx context.Context, r graph.Retrieval, vis graph.Visible, filter graph.SearchFilter,
+	n, limit int, mu *sync.Mutex, f *found) error {
+	var run parallel
+	if r.Facts {
+		run.do(func() error {
+			hits, err := s.Find.FactsByText(ctx, r.Text, vis, filter, n)
+			return collect(mu, &f.Facts, hits, err)
+		})
+		if r.Vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.FactsByVector(ctx, r.Vector, vis, filter, n)
+				return collect(mu, &f.Facts, hits, s.optional(err))
+			})
+		}
+	}
+	if r.Entities {
+		run.do(func() error {
+			hits, err := s.Find.EntitiesByText(ctx, r.Text, vis, filter, n)
+			return collect(mu, &f.Entities, hits, err)
+		})
+		if r.Vector != nil {
+			run.do(func() error {
+				hits, err := s.Find.EntitiesByVector(ctx, r.Vector, vis, filter, n)
+				return collect(mu, &f.Entities, hits, s.optional(err))
+			})
+		}
+	}
+	if r.Episodes {
+		run.do(func() (err error) {
+			f.Episodes, err = s.Mem.SearchEpisodes(ctx, r.Text, vis, filter, limit)
+			return
+		})
+	}
+	return run.wait()
 }
 
 // optional lets a search go on without the vector method when it fails (as while

@@ -74,7 +74,7 @@ var queryNames = []string{
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
 	"graph_save",
-	"fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
+	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "census", "fact_list",
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 }

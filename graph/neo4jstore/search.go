@@ -163,6 +163,44 @@ func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis gr
 	})
 }
 
+func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visible, f graph.SearchFilter, limit int) (*graph.Found, error) {
+	if err := enumerated(vis); err != nil || len(vis.GroupIDs) == 0 {
+		return &graph.Found{}, err
+	}
+	params := searchParams(vis, f, limit, map[string]any{"terms": distinct(cypher.Words(q.Text), 64),
+		"embedding": nil, "exact_max": int64(exactSearchMax),
+		"facts": q.Facts, "entities": q.Entities, "episodes": q.Episodes})
+	if v := floats(q.Vector); v != nil { // a typed nil would reach Neo4j as an empty list
+		params["embedding"] = v
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "search_small", params)
+	if err != nil || len(records) == 0 {
+		return nil, err
+	}
+	row, out := records[0].Values, &graph.Found{}
+	for _, list := range row[:2] {
+		var hits []graph.FactHit
+		for _, x := range anyList(list) {
+			v := anyList(x)
+			hits = append(hits, factHit(v[:3], v[3].(float64)))
+		}
+		out.Facts = append(out.Facts, hits)
+	}
+	for _, list := range row[2:4] {
+		var hits []graph.EntityHit
+		for _, x := range anyList(list) {
+			v := anyList(x)
+			hits = append(hits, graph.EntityHit{Entity: entityFromRow(v[0]), Score: v[1].(float64)})
+		}
+		out.Entities = append(out.Entities, hits)
+	}
+	for _, x := range anyList(row[4]) {
+		v := anyList(x)
+		out.Episodes = append(out.Episodes, graph.ScoredEpisode{Episode: episodeFromNode(v[0].(neo4j.Node)), Score: v[1].(float64)})
+	}
+	return out, nil
+}
+
 func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visible, f graph.SearchFilter, limit int) (*graph.Walk, error) {
 	if err := enumerated(vis); err != nil {
 		return nil, err

@@ -2,6 +2,9 @@ package neo4jstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -149,5 +152,147 @@ func TestFactsByVector_BothPlans(t *testing.T) {
 	}
 	if exact[0].Fact.Fact != best {
 		t.Errorf("best hit %q, want the fact about Alice's work", exact[0].Fact.Fact)
+	}
+}
+
+// SearchSmall answers a small visible set with what each method's own query answers
+// (the same hits in the same order, the same scores), in one round trip, and nothing
+// of a space outside the set; a visible set too large to score exactly gets nil, for
+// the caller to ask each method.
+func TestSearchSmall_SameAsEachMethod(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	mine, theirs, big := graph.PrivateSpace("small-a-"+run), graph.PublicSpace("small-b-"+run), graph.PrivateSpace("small-c-"+run)
+	for _, s := range []graph.Space{mine, theirs, big} {
+		if err := db.CreateAgent(ctx, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
+	now := time.Now().UTC()
+	alice, acme := "Alice"+run, "Acme"+run
+	write := func(space graph.Space, texts ...string) {
+		names := []string{alice, acme, "Paris", "chess"}
+		vectors, _ := emb.Embed(ctx, append(names, texts...))
+		var entities []*graph.EntityNode
+		for i, name := range names {
+			entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
+				Summary: name + " of " + space.Agent, CreatedAt: now, NameEmbedding: vectors[i]})
+		}
+		var facts []*graph.Fact
+		for i, text := range texts {
+			relation := []string{"WORKS_AT", "LIVES_IN", "LIKES"}[i%3]
+			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: relation, Fact: text, SourceUUID: entities[0].UUID,
+				TargetUUID: entities[1+i%3].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()},
+				CreatedAt: now, FactEmbedding: vectors[len(names)+i]})
+			e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+				Content: text, CreatedAt: now, ValidAt: now, Status: graph.StatusDone, Name: "small"}
+			if i < 20 {
+				if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+					t.Fatal(res.Err)
+				}
+			}
+		}
+		if err := db.SaveGraph(ctx, entities, facts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := []string{alice + " works at " + acme + " as an engineer.", alice + " lives in Paris near " + acme + ".",
+		alice + " plays chess at " + acme + " on Fridays.", alice + " left " + acme + " in March.",
+		"The weather in Paris was grey.", alice + " knows Bob from chess club."}
+	write(mine, texts...)
+	write(theirs, texts...) // the same words and vectors in a space the requester does not see
+	many := make([]string, 301)
+	for i := range many {
+		many[i] = fmt.Sprintf("%s works at %s, fact %d.", alice, acme, i)
+	}
+	write(big, many...)
+
+	q := "Where does " + alice + " work? " + acme + " in Paris?"
+	v, _ := emb.Embed(ctx, []string{q})
+	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}}
+	all := graph.Retrieval{Text: q, Vector: v[0], Facts: true, Entities: true, Episodes: true}
+	for _, filter := range []graph.SearchFilter{{}, {Relations: []string{"WORKS_AT", "LIKES"}}} {
+		got, err := db.SearchSmall(ctx, all, vis, filter, 4)
+		if err != nil || got == nil {
+			t.Fatalf("small visible set: %v, %v", got, err)
+		}
+		factsByText, err1 := db.FactsByText(ctx, q, vis, filter, 4)
+		factsByVector, err2 := db.FactsByVector(ctx, v[0], vis, filter, 4)
+		entitiesByText, err3 := db.EntitiesByText(ctx, q, vis, filter, 4)
+		entitiesByVector, err4 := db.EntitiesByVector(ctx, v[0], vis, filter, 4)
+		episodes, err5 := db.SearchEpisodes(ctx, q, vis, filter, 4)
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+			t.Fatal(err)
+		}
+		type hit struct {
+			id, group string
+			score     float64
+		}
+		same := func(what string, got, want []hit) {
+			t.Helper()
+			if len(want) == 0 {
+				t.Errorf("%s: each method's query found nothing; the test shows nothing", what)
+			}
+			if len(got) != len(want) {
+				t.Errorf("%s: %d hits, each method's query %d", what, len(got), len(want))
+				return
+			}
+			for i := range got {
+				if got[i].group != mine.GroupID() {
+					t.Errorf("%s: hit %d from %s, outside the visible set", what, i, got[i].group)
+				}
+				if got[i].id != want[i].id || math.Abs(got[i].score-want[i].score) > 1e-9 {
+					t.Errorf("%s: hit %d is %s (%.6f), each method's query has %s (%.6f)", what, i, got[i].id, got[i].score, want[i].id, want[i].score)
+				}
+			}
+		}
+		facts := func(hs []graph.FactHit) (out []hit) {
+			for _, h := range hs {
+				if filter.Relations != nil && h.Fact.Name == "LIVES_IN" {
+					t.Errorf("a %s fact passed the relations filter", h.Fact.Name)
+				}
+				out = append(out, hit{h.Fact.UUID, h.Fact.GroupID, h.Score})
+			}
+			return out
+		}
+		entities := func(hs []graph.EntityHit) (out []hit) {
+			for _, h := range hs {
+				out = append(out, hit{h.Entity.UUID, h.Entity.GroupID, h.Score})
+			}
+			return out
+		}
+		var eps []hit
+		for _, h := range got.Episodes {
+			eps = append(eps, hit{h.Episode.UUID, h.Episode.GroupID, h.Score})
+		}
+		var wantEps []hit
+		for _, h := range episodes {
+			wantEps = append(wantEps, hit{h.Episode.UUID, h.Episode.GroupID, h.Score})
+		}
+		if len(got.Facts) != 2 || len(got.Entities) != 2 {
+			t.Fatalf("%d fact lists, %d entity lists; want 2 each", len(got.Facts), len(got.Entities))
+		}
+		same("facts by text", facts(got.Facts[0]), facts(factsByText))
+		same("facts by vector", facts(got.Facts[1]), facts(factsByVector))
+		same("entities by text", entities(got.Entities[0]), entities(entitiesByText))
+		same("entities by vector", entities(got.Entities[1]), entities(entitiesByVector))
+		same("episodes", eps, wantEps)
+	}
+
+	// Kinds not asked for and a missing vector leave their lists empty.
+	got, err := db.SearchSmall(ctx, graph.Retrieval{Text: q, Facts: true}, vis, graph.SearchFilter{}, 4)
+	if err != nil || got == nil {
+		t.Fatal(got, err)
+	}
+	if len(got.Facts[0]) == 0 || len(got.Facts[1])+len(got.Entities[0])+len(got.Entities[1])+len(got.Episodes) != 0 {
+		t.Errorf("facts by text only: %d, %d fact hits, %d, %d entity hits, %d episodes",
+			len(got.Facts[0]), len(got.Facts[1]), len(got.Entities[0]), len(got.Entities[1]), len(got.Episodes))
+	}
+	// 301 facts are more than it scores exactly: nil, and the methods' own queries answer.
+	if got, err := db.SearchSmall(ctx, all, graph.Visible{GroupIDs: []string{mine.GroupID(), big.GroupID()}}, graph.SearchFilter{}, 4); err != nil || got != nil {
+		t.Errorf("307 visible facts: %+v, %v; want nil", got, err)
 	}
 }
