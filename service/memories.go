@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -165,17 +166,24 @@ func renderContent(m *NewMemory) string {
 }
 
 // Add stores memories: each is validated, authorized and stored on its own, so one
-// item's failure leaves the others intact. idemKey (may be empty) makes retries safe;
-// in a batch each item gets its own key derived from it.
+// item's failure leaves the others intact; a batch's items at once, so that they
+// share their commits (neo4jstore's group commit). idemKey (may be empty) makes
+// retries safe; in a batch each item gets its own key derived from it.
 func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
 	out, errs := make([]Added, len(items)), make([]error, len(items))
+	var wg sync.WaitGroup
 	for i := range items {
 		key := idemKey
 		if key != "" && len(items) > 1 {
 			key = fmt.Sprintf("%s#%d", idemKey, i)
 		}
-		out[i], errs[i] = s.addOne(ctx, c, &items[i], key)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = s.addOne(ctx, c, &items[i], key)
+		}()
 	}
+	wg.Wait()
 	return out, errs
 }
 
@@ -184,8 +192,12 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	if err != nil {
 		return Added{}, err
 	}
-	if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
-		return Added{}, err
+	// An agent the requester owns exists as of its principal (the write itself checks
+	// it still does); any other is looked up, so that one that does not exist is 404.
+	if !c.P.Owns[m.AgentID] {
+		if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
+			return Added{}, err
+		}
 	}
 	content := renderContent(m)
 	rule := s.classify(space, m.AgentID, content)

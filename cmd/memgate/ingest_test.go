@@ -157,6 +157,9 @@ func TestServe_KillMidRun(t *testing.T) {
 	env := map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_INGEST_LEASE": "2s",
 		"MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_SCOPE": "agent-kill-" + s,
+		// The waits read nine memories every 20 ms, more than a host key's rate limit
+		// allows once Neo4j answers fast (Neo4j 2026 did: 429).
+		"MEMGATE_SERVER_RATE_LIMIT": "0",
 	}
 	cmd, base := startBinary(t, env)
 	c := apiClient{t: t, base: base, requester: "alice"}

@@ -37,6 +37,7 @@ type DB struct {
 	queries  cypher.Queries
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
+	commits  groupCommit
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.

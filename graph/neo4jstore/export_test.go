@@ -91,17 +91,7 @@ func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts
 	return err
 }
 
-// ScanFacts is Graphiti's fact similarity search on Neo4j, the benchmark's reference:
-// cosine computed in the query for every fact of the groups, no vector index.
-func (db *DB) ScanFacts(ctx context.Context, v []float32, groupIDs []string, limit int) (int, error) {
-	res, err := neo4j.ExecuteQuery(ctx, db.driver,
-		"MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.group_id IN $group_ids "+
-			"WITH e, vector.similarity.cosine(e.fact_embedding, $v) AS score WHERE score > 0 "+
-			"RETURN e.uuid, score ORDER BY score DESC LIMIT $limit",
-		map[string]any{"v": floats(v), "group_ids": groupIDs, "limit": int64(limit)}, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
-	if err != nil {
-		return 0, err
-	}
-	return len(res.Records), nil
+// ByIdempotencyKey is the look-up a write with an Idempotency-Key makes first.
+func (db *DB) ByIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, bool, error) {
+	return db.byIdempotencyKey(ctx, e)
 }

@@ -60,18 +60,12 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 			return graph.CreateResult{Err: errKeyReused}
 		}
 	}
-	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		if e.PublicQuota > 0 {
-			if err := db.txPublicWrite(ctx, tx, e, e.CreatedAt); err != nil {
-				return nil, err
-			}
-		}
-		records, err := db.txRun(ctx, tx, "episode_create", episodeParams(e))
-		if err == nil && len(records) == 0 {
-			return nil, gone(e)
-		}
-		return nil, err
-	})
+	var err error
+	if e.PublicQuota > 0 {
+		err = db.createTogether([]*graph.Episode{e})[0]
+	} else {
+		err = db.commitEpisode(e)
+	}
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -336,7 +330,7 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 		if err != nil {
 			return nil, err
 		}
-		records, err := db.txRun(ctx, tx, "episode_create", episodeParams(copied))
+		records, err := db.txRun(ctx, tx, "episode_create", map[string]any{"episodes": []any{episodeParams(copied)}})
 		if err != nil {
 			return nil, err
 		}

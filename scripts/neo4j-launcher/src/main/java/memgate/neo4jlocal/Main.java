@@ -24,6 +24,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * and serves Neo4j Browser's static files beside it. Local development and CI only:
  * authentication is off, so it never listens on anything but 127.0.0.1.
  *
+ * It is compiled against Neo4j 5.26 with Java 17, and runs unchanged with Neo4j 2026's
+ * jars on a Java 21+ runtime: the embedded API it uses is the same in both.
+ *
  * Settings come from the environment (scripts/neo4j-local sets them):
  * NEO4J_LOCAL_BOLT_PORT (7687; 0 = a free port, printed on the ready line),
  * NEO4J_LOCAL_HTTP_PORT (7474, 0 = no Browser),
@@ -31,6 +34,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
+    /** The Neo4j version on the classpath, from the neo4j jar's manifest. */
+    private static final String VERSION = String.valueOf(
+            DatabaseManagementServiceBuilder.class.getPackage().getImplementationVersion());
 
     public static void main(String[] args) throws Exception {
         int boltPort = intEnv("NEO4J_LOCAL_BOLT_PORT", 7687);
@@ -68,8 +74,8 @@ public final class Main {
         // The port Bolt bound: the one asked for, or the kernel's choice for port 0.
         int bound = db.getDependencyResolver().resolveDependency(ConnectorPortRegister.class)
                 .getLocalAddress(ConnectorType.BOLT).getPort();
-        System.out.printf("neo4j-local: ready bolt://%s:%d in %d ms%s%n", LOOPBACK, bound,
-                Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        System.out.printf("neo4j-local: ready bolt://%s:%d in %d ms (Neo4j %s, Java %s)%s%n", LOOPBACK, bound,
+                Duration.ofNanos(System.nanoTime() - started).toMillis(), VERSION, Runtime.version().feature(),
                 browser != null ? String.format(", Browser at http://%s:%d/browser/", LOOPBACK, httpPort) : "");
         Thread.currentThread().join();
     }
@@ -83,8 +89,8 @@ public final class Main {
         HttpServer server = HttpServer.create(new InetSocketAddress(LOOPBACK, httpPort), 0);
         String discovery = String.format(
                 "{\"bolt_direct\":\"bolt://%1$s:%2$d\",\"bolt_routing\":\"neo4j://%1$s:%2$d\","
-                        + "\"neo4j_version\":\"5.26\",\"neo4j_edition\":\"community\"}",
-                LOOPBACK, boltPort);
+                        + "\"neo4j_version\":\"%3$s\",\"neo4j_edition\":\"community\"}",
+                LOOPBACK, boltPort, VERSION);
         server.createContext("/", exchange -> {
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/")) {
