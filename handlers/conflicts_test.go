@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
@@ -20,6 +21,18 @@ type conflict struct {
 
 type conflictList struct {
 	Items []conflict `json:"items"`
+}
+
+// of is the listed conflicts in agent's spaces: the global space, which every
+// requester sees, holds other tests' conflicts while they run.
+func (l conflictList) of(agent string) []conflict {
+	var out []conflict
+	for _, c := range l.Items {
+		if strings.HasPrefix(c.GroupID, "agent-"+agent+"-") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TestConflicts_Review: with memory.conflicts review, a move contradicting where a
@@ -48,7 +61,7 @@ func TestConflicts_Review(t *testing.T) {
 	var mine conflictList
 	owner.must(http.StatusOK, "GET", "/v1/conflicts?agent_id="+agent, nil, &mine)
 	byTarget := map[string]conflict{}
-	for _, c := range mine.Items {
+	for _, c := range mine.of(agent) {
 		byTarget[c.Old.Target.Name+">"+c.New.Target.Name] = c
 		if c.Status != "open" || c.Old.InvalidAt != nil || c.Old.ExpiredAt != nil || c.New.InvalidAt != nil ||
 			len(c.Old.Conflicts) != 1 || c.Old.Conflicts[0] != c.ID || len(c.New.Conflicts) != 1 || c.New.Conflicts[0] != c.ID {
@@ -56,8 +69,8 @@ func TestConflicts_Review(t *testing.T) {
 		}
 	}
 	bob, carol := byTarget["Rome>Berlin"], byTarget["Oslo>Bergen"]
-	if len(mine.Items) != 2 || bob.ID == "" || carol.ID == "" {
-		t.Fatalf("owner's conflicts %+v, want Rome>Berlin and Oslo>Bergen", mine.Items)
+	if len(mine.of(agent)) != 2 || bob.ID == "" || carol.ID == "" {
+		t.Fatalf("owner's conflicts %+v, want Rome>Berlin and Oslo>Bergen", mine.of(agent))
 	}
 	search := func(c client, extra map[string]any) searchResult {
 		body := map[string]any{"agent_id": agent, "query": "Where does Bob live?", "include": []string{"facts"}}
@@ -82,8 +95,8 @@ func TestConflicts_Review(t *testing.T) {
 	// Another requester: the public conflict only; no right to resolve it.
 	var theirs conflictList
 	other.must(http.StatusOK, "GET", "/v1/conflicts?agent_id="+agent, nil, &theirs)
-	if len(theirs.Items) != 1 || theirs.Items[0].ID != carol.ID {
-		t.Errorf("another requester's conflicts %+v, want only the public one", theirs.Items)
+	if got := theirs.of(agent); len(got) != 1 || got[0].ID != carol.ID {
+		t.Errorf("another requester's conflicts %+v, want only the public one", got)
 	}
 	other.must(http.StatusForbidden, "POST", "/v1/conflicts/"+carol.ID+"/resolve", map[string]any{"keep": "new"}, nil)
 	other.must(http.StatusNotFound, "POST", "/v1/conflicts/"+bob.ID+"/resolve", map[string]any{"keep": "new"}, nil)
@@ -118,8 +131,8 @@ func TestConflicts_Review(t *testing.T) {
 	// The public one over MCP: listed, then kept both.
 	session := mcpSession(t, owner.base, matrixKeys["trusted"], owner.requester)
 	var listed conflictList
-	if !callTool(t, session, "list_conflicts", map[string]any{"agent_id": agent}, &listed) || len(listed.Items) != 1 || listed.Items[0].ID != carol.ID {
-		t.Fatalf("list_conflicts: %+v, want the public conflict only", listed.Items)
+	if !callTool(t, session, "list_conflicts", map[string]any{"agent_id": agent}, &listed) || len(listed.of(agent)) != 1 || listed.of(agent)[0].ID != carol.ID {
+		t.Fatalf("list_conflicts: %+v, want the public conflict only", listed.of(agent))
 	}
 	var both conflict
 	if !callTool(t, session, "resolve_conflict", map[string]any{"id": carol.ID, "keep": "both"}, &both) ||
@@ -127,8 +140,8 @@ func TestConflicts_Review(t *testing.T) {
 		t.Errorf("resolve_conflict keep both: %+v, want both facts current", both)
 	}
 	owner.must(http.StatusOK, "GET", "/v1/conflicts?agent_id="+agent, nil, &mine)
-	if len(mine.Items) != 0 {
-		t.Errorf("open conflicts after both resolutions: %+v", mine.Items)
+	if got := mine.of(agent); len(got) != 0 {
+		t.Errorf("open conflicts after both resolutions: %+v", got)
 	}
 
 	// A conflict goes with its facts (the memory that alone stated one deleted), and
