@@ -28,14 +28,17 @@ type groupCommit struct {
 }
 
 type pendingEpisode struct {
+	ctx  context.Context
 	e    *graph.Episode
 	done chan error
 }
 
 // commitEpisode writes e in the next group commit and returns when that has
-// committed (or failed).
-func (db *DB) commitEpisode(e *graph.Episode) error {
-	p := &pendingEpisode{e: e, done: make(chan error, 1)}
+// committed (or failed). A write whose request has ended before its group starts is
+// left out; once its group has started it commits with the group, and a retry with
+// its Idempotency-Key finds it.
+func (db *DB) commitEpisode(ctx context.Context, e *graph.Episode) error {
+	p := &pendingEpisode{ctx: ctx, e: e, done: make(chan error, 1)}
 	c := &db.commits
 	c.mu.Lock()
 	c.pending = append(c.pending, p)
@@ -55,15 +58,24 @@ func (db *DB) commitNext() {
 	c := &db.commits
 	c.mu.Lock()
 	n := min(len(c.pending), maxGroup)
-	group := c.pending[:n:n]
+	var group []*pendingEpisode
+	for _, p := range c.pending[:n] {
+		if err := p.ctx.Err(); err != nil {
+			p.done <- err
+			continue
+		}
+		group = append(group, p)
+	}
 	c.pending = c.pending[n:]
 	c.mu.Unlock()
-	eps := make([]*graph.Episode, n)
+	eps := make([]*graph.Episode, len(group))
 	for i, p := range group {
 		eps[i] = p.e
 	}
-	for i, err := range db.createTogether(eps) {
-		group[i].done <- err
+	if len(eps) > 0 {
+		for i, err := range db.createTogether(eps) {
+			group[i].done <- err
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

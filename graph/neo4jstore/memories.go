@@ -64,7 +64,7 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 	if e.PublicQuota > 0 {
 		err = db.createTogether([]*graph.Episode{e})[0]
 	} else {
-		err = db.commitEpisode(e)
+		err = db.commitEpisode(ctx, e)
 	}
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
