@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -282,6 +284,11 @@ func Load(path string) (*Config, error) {
 		if err := v.ReadInConfig(); err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", path, err)
 		}
+	}
+	if err := unknownFields(v); err != nil {
+		return nil, err
+	}
+	if path != "" {
 		if err := unknownKeys(v); err != nil {
 			return nil, err
 		}
@@ -306,16 +313,73 @@ func unknownKeys(v *viper.Viper) error {
 		if _, ok := defaults[key]; ok {
 			continue
 		}
-		if strings.HasPrefix(key, "auth.keys") || strings.HasPrefix(key, "ingest.entity_types") ||
-			strings.HasPrefix(key, "memory.visibility_rules") {
-			continue
-		}
 		unknown = append(unknown, key)
 	}
 	if len(unknown) > 0 {
 		return fmt.Errorf("config: unknown keys: %s", strings.Join(unknown, ", "))
 	}
 	return nil
+}
+
+// listEntries are the keys whose value is a list of entries, with the struct each
+// entry decodes into. unknownKeys sees such a list as one value, and decoding drops an
+// entry's fields its struct lacks, so unknownFields checks the entries.
+var listEntries = map[string]reflect.Type{
+	"auth.keys":               reflect.TypeFor[HostKey](),
+	"ingest.entity_types":     reflect.TypeFor[EntityType](),
+	"memory.visibility_rules": reflect.TypeFor[VisibilityRule](),
+}
+
+// unknownFields refuses a list entry's field that memgate does not know (a misspelt
+// requesters would leave a trusted key free to name anyone), naming the entry and
+// listing the fields it has; and a list given as anything but a list of entries in the
+// file: a single map (which decoding would take as a one-entry list) or an environment
+// variable.
+func unknownFields(v *viper.Viper) error {
+	var problems []string
+	for _, key := range slices.Sorted(maps.Keys(listEntries)) {
+		fields := yamlFields(listEntries[key])
+		env := "MEMGATE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if os.Getenv(env) != "" {
+			problems = append(problems, fmt.Sprintf("%s: is a list of entries, set only in the configuration file, not by %s", key, env))
+			continue
+		}
+		switch list := v.Get(key).(type) {
+		case nil, []map[string]any: // unset: the default, an empty list
+		case []any:
+			for i, entry := range list {
+				m, ok := entry.(map[string]any)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("%s[%d]: must be an entry with the fields %s", key, i, strings.Join(fields, ", ")))
+					continue
+				}
+				for _, name := range slices.Sorted(maps.Keys(m)) {
+					// Decoding matches field names regardless of case; so does this.
+					if !slices.Contains(fields, strings.ToLower(name)) {
+						problems = append(problems, fmt.Sprintf("%s[%d]: unknown field %q; known fields: %s",
+							key, i, name, strings.Join(fields, ", ")))
+					}
+				}
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("%s: must be a list of entries, each starting \"- %s:\"", key, fields[0]))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New("config: " + strings.Join(problems, "\nconfig: "))
+}
+
+// yamlFields are the names of t's fields in the file, in their order.
+func yamlFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // fillDerived resolves the defaults that depend on other keys.

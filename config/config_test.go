@@ -258,3 +258,45 @@ func TestLoad_VisibilityRules(t *testing.T) {
 		t.Fatalf("rules %+v", got)
 	}
 }
+
+// TestLoad_ErrUnknownEntryField: a field of a list entry memgate does not know (a
+// misspelt requesters on a trusted key would let it name anyone) stops the start,
+// naming the entry and the field and listing the fields it has; so does a list set
+// from the environment or written as a single map.
+func TestLoad_ErrUnknownEntryField(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	cases := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		want []string // what the message must say
+	}{
+		{"KeyRequesters", "auth:\n  keys:\n    - name: k\n      sha256: \"" + hash + "\"\n      trusted: true\n      allowed_requesters: [app1-*]\n", nil,
+			[]string{`auth.keys[0]: unknown field "allowed_requesters"`, "name, sha256, trusted, admin, requesters"}},
+		{"SecondKey", "auth:\n  keys:\n    - name: a\n      sha256: \"" + hash + "\"\n    - name: b\n      sha256: \"" + strings.Repeat("cd", 32) + "\"\n      trusted: true\n      requester: carol\n", nil,
+			[]string{`auth.keys[1]: unknown field "requester"`}},
+		{"KeyAdminTypo", "auth:\n  keys:\n    - name: k\n      sha256: \"" + hash + "\"\n      is_admin: false\n", nil,
+			[]string{`auth.keys[0]: unknown field "is_admin"`}},
+		{"KeysAsMap", "auth:\n  keys:\n    name: k\n    sha256: \"" + hash + "\"\n    trusted: true\n", nil,
+			[]string{"auth.keys: must be a list"}},
+		{"KeysFromEnv", "", map[string]string{"MEMGATE_AUTH_KEYS": `[{"name":"k","sha256":"` + hash + `","trusted":true}]`},
+			[]string{"auth.keys", "MEMGATE_AUTH_KEYS"}},
+		{"EntityType", "ingest:\n  entity_types:\n    - name: Person\n      desc: a human\n", nil,
+			[]string{`ingest.entity_types[0]: unknown field "desc"`, "name, description"}},
+		{"VisibilityRule", "memory:\n  visibility_rules:\n    - pattern: secret\n      visibility: private\n      flags: i\n", nil,
+			[]string{`memory.visibility_rules[0]: unknown field "flags"`, "name, pattern, visibility"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(t, tc.yaml, tc.env)
+			if err == nil {
+				t.Fatalf("loaded (auth.keys %+v); want an error", c.Auth.Keys)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %s", err, want)
+				}
+			}
+		})
+	}
+}
