@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,7 +88,7 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 }
 
 // Verify returns the requester a valid token names, or EUNAUTHENTICATED saying what
-// is wrong with it (never echoing it).
+// is wrong with it (never echoing it): each claim at fault is named.
 func (v *Verifier) Verify(ctx context.Context, token string) (string, error) {
 	kf, err := v.keys()
 	if err != nil {
@@ -95,35 +96,81 @@ func (v *Verifier) Verify(ctx context.Context, token string) (string, error) {
 		return "", graph.Errorf(graph.EUNAVAILABLE, "the identity provider's keys cannot be read; retry later")
 	}
 	claims := jwt.MapClaims{}
+	var problems []string
 	if _, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx)); err != nil {
-		return "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", reason(err))
+		// Claims are only checked, and so only described, once the signature verifies.
+		if !errors.Is(err, jwt.ErrTokenInvalidClaims) {
+			return "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", reason(err))
+		}
+		problems = claimProblems(err, claims)
 	}
 	value, _ := claims[v.opts.Claim].(string)
 	requester := v.opts.RequesterPrefix + value
 	if value == "" || !graph.ValidID(requester) {
-		return "", graph.Errorf(graph.EUNAUTHENTICATED,
-			"the token's %s claim does not make a requester id (^[a-z0-9][a-z0-9_-]{0,62}$)", v.opts.Claim)
+		problems = append(problems, fmt.Sprintf(
+			"the token's %s claim does not make a requester id (^[a-z0-9][a-z0-9_-]{0,62}$)", v.opts.Claim))
+	}
+	if len(problems) > 0 {
+		return "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", strings.Join(problems, "; "))
 	}
 	return requester, nil
 }
 
-// reason says in a few words why a token was refused.
+// reason says in a few words why a token whose claims were never checked was refused.
 func reason(err error) string {
-	switch {
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "the token has expired"
-	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "the token is not valid yet"
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return "the token's issuer is not the configured identity provider"
-	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return "the token is not meant for this service (audience)"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "the token lacks a required claim (exp)"
-	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+	if errors.Is(err, jwt.ErrTokenSignatureInvalid) || errors.Is(err, jwt.ErrTokenUnverifiable) {
 		return "the token's signature does not verify with the identity provider's keys"
 	}
 	return "the bearer is neither a host key nor a valid JWT"
+}
+
+// claimProblems says what is wrong with each registered claim the parser refused (err),
+// naming the claim: the required ones (exp, iss, aud: the parser's options) that are
+// missing, then each one of the wrong type or failing its check.
+func claimProblems(err error, claims jwt.MapClaims) []string {
+	date := func(get func() (*jwt.NumericDate, error)) func() (bool, error) {
+		return func() (bool, error) { d, err := get(); return d != nil, err }
+	}
+	issuer := func() (bool, error) { s, err := claims.GetIssuer(); return s != "", err }
+	audience := func() (bool, error) { // as the parser counts an aud missing
+		a, err := claims.GetAudience()
+		return len(a) > 1 || len(a) == 1 && a[0] != "", err
+	}
+	var missing, problems []string
+	for _, c := range []struct {
+		name     string
+		required bool
+		get      func() (present bool, err error)
+		failed   error  // the parser's error when the claim is there and fails its check
+		says     string // what that means
+	}{
+		{"exp", true, date(claims.GetExpirationTime), jwt.ErrTokenExpired, "the token has expired (exp)"},
+		{"nbf", false, date(claims.GetNotBefore), jwt.ErrTokenNotValidYet, "the token is not valid yet (nbf)"},
+		{"iat", false, date(claims.GetIssuedAt), jwt.ErrTokenUsedBeforeIssued, "the token is not valid yet: it is issued in the future (iat)"},
+		{"iss", true, issuer, jwt.ErrTokenInvalidIssuer, "the token's issuer (iss) is not the configured identity provider"},
+		{"aud", true, audience, jwt.ErrTokenInvalidAudience, "the token's audience (aud) does not name this service"},
+	} {
+		present, typeErr := c.get()
+		switch {
+		case typeErr != nil:
+			problems = append(problems, fmt.Sprintf("the token's %s claim has the wrong type", c.name))
+		case !present && c.required:
+			missing = append(missing, c.name)
+		case errors.Is(err, c.failed):
+			problems = append(problems, c.says)
+		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		problems = append([]string{"the token lacks the required claim " + missing[0]}, problems...)
+	default:
+		problems = append([]string{"the token lacks the required claims " + strings.Join(missing, ", ")}, problems...)
+	}
+	if len(problems) == 0 {
+		return []string{"the token's claims are not valid"}
+	}
+	return problems
 }
 
 // fileKeys is a JWK Set on disk, parsed again when its modification time or size

@@ -3,6 +3,7 @@ package idp_test
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,49 @@ func TestVerify(t *testing.T) {
 		got, err := v.Verify(ctx, c.token)
 		if graph.ErrorCode(err) != graph.EUNAUTHENTICATED || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: Verify = %q, %v; want unauthenticated saying %q", name, got, err, c.why)
+		}
+	}
+}
+
+// TestVerify_NamesTheClaim: a token refused for a claim that is missing, wrong or of
+// the wrong type is told which claim, and only that one (a token without iss or aud
+// was once told it lacked exp).
+func TestVerify_NamesTheClaim(t *testing.T) {
+	key := idptest.RSAKey(t, "r1")
+	v, _ := fileVerifier(t, key)
+	now := time.Now()
+	claimNames := regexp.MustCompile(`\b(iss|aud|exp|nbf|iat|sub)\b`)
+	for name, tc := range map[string]struct {
+		change func(jwt.MapClaims)
+		want   string // the claims the message names, in order
+	}{
+		"no iss":         {func(c jwt.MapClaims) { delete(c, "iss") }, "iss"},
+		"empty iss":      {func(c jwt.MapClaims) { c["iss"] = "" }, "iss"},
+		"no aud":         {func(c jwt.MapClaims) { delete(c, "aud") }, "aud"},
+		"empty aud list": {func(c jwt.MapClaims) { c["aud"] = []string{} }, "aud"},
+		"no exp":         {func(c jwt.MapClaims) { delete(c, "exp") }, "exp"},
+		"no sub":         {func(c jwt.MapClaims) { delete(c, "sub") }, "sub"},
+		"no iss, no aud": {func(c jwt.MapClaims) { delete(c, "iss"); delete(c, "aud") }, "iss aud"},
+		"nothing":        {func(c jwt.MapClaims) { clear(c) }, "exp iss aud sub"},
+		"other iss":      {func(c jwt.MapClaims) { c["iss"] = "https://evil.test/" }, "iss"},
+		"other aud":      {func(c jwt.MapClaims) { c["aud"] = "another-service" }, "aud"},
+		"expired":        {func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() }, "exp"},
+		"nbf ahead":      {func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() }, "nbf"},
+		"iat ahead":      {func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() }, "iat"},
+		"exp a string":   {func(c jwt.MapClaims) { c["exp"] = "tomorrow" }, "exp"},
+		"iss a number":   {func(c jwt.MapClaims) { c["iss"] = 7 }, "iss"},
+		"sub a number":   {func(c jwt.MapClaims) { c["sub"] = 7 }, "sub"},
+	} {
+		c := jwt.MapClaims{"iss": idptest.Issuer, "aud": idptest.Audience, "sub": "alice",
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		tc.change(c)
+		got, err := v.Verify(context.Background(), key.Sign(t, c))
+		if graph.ErrorCode(err) != graph.EUNAUTHENTICATED {
+			t.Errorf("%s: Verify = %q, %v; want unauthenticated", name, got, err)
+			continue
+		}
+		if named := strings.Join(claimNames.FindAllString(err.Error(), -1), " "); named != tc.want {
+			t.Errorf("%s: %q names the claims [%s], want [%s]", name, err, named, tc.want)
 		}
 	}
 }
