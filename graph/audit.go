@@ -18,7 +18,7 @@ const (
 	AuditPromoterChanged   = "promoter_changed"   // the promoter role granted or revoked
 	AuditShareGranted      = "share_granted"      // an owner shared an agent's private space
 	AuditShareRevoked      = "share_revoked"      // and took it back
-	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or a lapsed one was used
+	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or was first used after it did
 	AuditQuotaExceeded     = "quota_exceeded"     // a write refused by the public-write quota
 	AuditUpdated           = "updated"            // a memory changed in place (a new version)
 	AuditVisibilityChanged = "visibility_changed" // a memory moved to another space by its creator

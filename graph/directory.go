@@ -91,6 +91,11 @@ type Directory interface {
 	// LapseShares audits up to limit grants whose expires_at has passed, each once
 	// however many processes sweep, with the event audit returns; returns how many.
 	LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)
+	// AuditExpiredShareUse records ev, a read by principal about agent after
+	// principal's grant of its private space lapsed, if it is the first such read of
+	// that lapse, once however many processes serve reads; reports whether it did. A
+	// grant renewed and lapsed again is a new lapse.
+	AuditExpiredShareUse(ctx context.Context, agent, principal string, ev *AuditEvent) (bool, error)
 
 	// CreateTeam returns ECONFLICT if the team exists.
 	CreateTeam(ctx context.Context, name, owner string, ev *AuditEvent) error

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func TestShare_Expires(t *testing.T) {
 	}
 	var used events
 	admin.must(http.StatusOK, "GET", "/v1/audit?kind=share_expired&actor="+carol.requester, nil, &used)
-	if len(used.Events) == 0 || used.Events[0].Reason != "used after it expired" || used.Events[0].Space != "agent-"+agent+"-private" {
+	if len(used.Events) != 1 || used.Events[0].Reason != "used after it expired" || used.Events[0].Space != "agent-"+agent+"-private" {
 		t.Errorf("use of the expired share: audit %+v", used.Events)
 	}
 
@@ -126,5 +127,114 @@ func TestShare_Expires(t *testing.T) {
 	owner.must(http.StatusOK, "GET", "/v1/agents/"+agent, nil, &v)
 	if len(v.Shares) != 1 || v.Shares[0].Expired || v.Shares[0].ExpiresAt != nil {
 		t.Errorf("agent after a grant without an end: %+v", v)
+	}
+}
+
+// TestShare_ExpiredUseAuditedOnce: the use of a lapsed share is audited at the first
+// list or search by the former grantee about the agent, once, however many follow and
+// however many run at once (91 events in 6 s were once written); the sweeper's record
+// of the lapse is apart from it. A share granted again and lapsed again is audited
+// afresh.
+func TestShare_ExpiredUseAuditedOnce(t *testing.T) {
+	t.Parallel()
+	var svc *service.Service
+	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) { svc = s })
+	suffix := randomSuffix()
+	neo4jtest.Forget(t, suffix)
+	as := func(who, key string) client {
+		return client{t: t, base: srv.URL, key: matrixKeys[key], requester: "sh-" + who + "-" + suffix}
+	}
+	owner, carol, admin := as("owner", "trusted"), as("carol", "trusted"), as("root", "admin")
+	agent := "sh-agent-" + suffix
+	owner.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
+	var m added
+	owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "The vault code is kept by Carol."}, &m)
+	sharePath := "/v1/agents/" + agent + "/shares/" + carol.requester
+
+	type events struct {
+		Events []struct{ Actor, Reason, Space string }
+	}
+	usesAudited := func() int {
+		var used events
+		admin.must(http.StatusOK, "GET", "/v1/audit?limit=100&kind=share_expired&actor="+carol.requester, nil, &used)
+		for _, e := range used.Events {
+			if e.Reason != "used after it expired" || e.Space != "agent-"+agent+"-private" {
+				t.Errorf("use of the expired share: event %+v", e)
+			}
+		}
+		return len(used.Events)
+	}
+	reads := []struct{ method, path string }{
+		{"GET", "/v1/memories?agent_id=" + agent},
+		{"POST", "/v1/memories/search"},
+		{"GET", "/v1/facts?agent_id=" + agent},
+		{"GET", "/v1/conflicts?agent_id=" + agent},
+	}
+	read := func(r struct{ method, path string }) {
+		var body any
+		if r.method == "POST" {
+			body = map[string]any{"agent_id": agent, "query": "vault code"}
+		}
+		carol.must(http.StatusOK, r.method, r.path, body, nil)
+	}
+	lapse := func() {
+		t.Helper()
+		until := time.Now().Add(1500 * time.Millisecond)
+		owner.must(http.StatusNoContent, "PUT", sharePath, map[string]any{"expires_at": until.Format(time.RFC3339Nano)}, nil)
+		if status, _ := carol.do("GET", "/v1/memories/"+m.ID, nil); status != http.StatusOK {
+			t.Fatalf("carol reading while the share holds: %d", status)
+		}
+		read(reads[0]) // while it holds: not a use of a lapsed share
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if status, _ := carol.do("GET", "/v1/memories/"+m.ID, nil); status == http.StatusNotFound {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("carol still reads the memory 10 s after her share ended")
+			}
+		}
+	}
+
+	lapse()
+	if n := usesAudited(); n != 0 {
+		t.Fatalf("%d uses audited before any read after the lapse", n)
+	}
+	var wg sync.WaitGroup
+	for range 3 { // at once, as several replicas would serve them
+		for _, r := range reads {
+			wg.Go(func() { read(r) })
+		}
+	}
+	wg.Wait()
+	for range 3 {
+		for _, r := range reads {
+			read(r)
+		}
+	}
+	if n := usesAudited(); n != 1 {
+		t.Errorf("24 lists and searches after the lapse audited %d uses, want 1", n)
+	}
+	sweepTwice(t, svc)
+	var lapsed events
+	admin.must(http.StatusOK, "GET", "/v1/audit?kind=share_expired&actor="+service.Sweeper+"&subject="+agent, nil, &lapsed)
+	if len(lapsed.Events) != 1 {
+		t.Errorf("lapse audit: %+v, want one event", lapsed.Events)
+	}
+	for _, r := range reads {
+		read(r)
+	}
+	if n := usesAudited(); n != 1 {
+		t.Errorf("reads after the sweep: %d uses audited, want still 1", n)
+	}
+
+	// Granted again and lapsed again: the new lapse's first use is audited, once.
+	lapse()
+	for range 2 {
+		for _, r := range reads {
+			read(r)
+		}
+	}
+	if n := usesAudited(); n != 2 {
+		t.Errorf("after a second grant lapsed and 8 reads: %d uses audited, want 2", n)
 	}
 }

@@ -126,14 +126,23 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 	return s.Dir.SetShare(ctx, agent, principal, grant, expiresAt, s.event(c, kind, agent, space, reason))
 }
 
-// noteExpiredShare audits a read about agent by a requester whose share of its private
-// space has lapsed: the read goes on without the private space.
+// noteExpiredShare audits a list or search about agent by a requester whose share of
+// its private space has lapsed (share_expired, "used after it expired", actor the
+// requester): the read goes on without the private space. Only the first such read
+// after the lapse is audited, once however many memgate processes serve the requester's
+// reads: the grant records that its use was audited in the transaction that writes the
+// event. A grant renewed and lapsed again is audited afresh.
+//
+// The sweeper's share_expired (LapseShares, actor system:expiry-sweeper) is apart from
+// this one and does not stand for it: it records that the grant lapsed, once, whether
+// or not the former grantee reads again; this one records that the former grantee did
+// try to read after it. A lapse has at most one of each, in either order.
 func (s *Service) noteExpiredShare(ctx context.Context, c Call, agent string) {
 	if !c.P.ExpiredShares[agent] || c.P.SharedWith[agent] || c.P.Owns[agent] {
 		return
 	}
 	ev := s.event(c, graph.AuditShareExpired, agent, graph.PrivateSpace(agent).GroupID(), "used after it expired")
-	if err := s.Audit.RecordAudit(ctx, ev); err != nil {
+	if _, err := s.Dir.AuditExpiredShareUse(ctx, agent, c.P.ID, ev); err != nil {
 		s.Log.WarnContext(ctx, "recording the use of an expired share", "error", err.Error(), "agent", agent)
 	}
 }
