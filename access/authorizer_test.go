@@ -193,6 +193,9 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		if d := pol.Modify(p, s); d.Effect != access.Allow {
 			return effect(d), true
 		}
+		if s.Kind == graph.SpaceGlobal {
+			return "", false // its memory is a promoted copy, which the service never moves
+		}
 		seed := m.SeedAgent(c.Column)
 		to := graph.PrivateSpace(seed)
 		if s == to {

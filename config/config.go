@@ -152,6 +152,9 @@ type Memory struct {
 	BatchMaxItems     int    `yaml:"batch_max_items"`
 	PageSizeDefault   int    `yaml:"page_size_default"`
 	PageSizeMax       int    `yaml:"page_size_max"`
+	// MaxVersions is how many earlier versions of a memory are kept; an update beyond
+	// it erases the oldest.
+	MaxVersions int `yaml:"max_versions"`
 	// ExpirySweep is how often expired memories are erased; 0: this process does not
 	// sweep (reads hide them anyway).
 	ExpirySweep time.Duration `yaml:"expiry_sweep"`
@@ -248,6 +251,7 @@ var defaults = map[string]any{
 	"memory.batch_max_items":                 10,
 	"memory.page_size_default":               20,
 	"memory.page_size_max":                   100,
+	"memory.max_versions":                    20,
 	"memory.expiry_sweep":                    "1m",
 	"memory.conflicts":                       "invalidate",
 	"limits.public_writes_per_agent_per_day": 0,
@@ -566,6 +570,7 @@ func (c *Config) Validate() error {
 		"memory.batch_max_items":   c.Memory.BatchMaxItems,
 		"memory.page_size_default": c.Memory.PageSizeDefault,
 		"memory.page_size_max":     c.Memory.PageSizeMax,
+		"memory.max_versions":      c.Memory.MaxVersions,
 		"ingest.max_attempts":      c.Ingest.MaxAttempts,
 		"llm.max_tokens":           c.LLM.MaxTokens,
 	}

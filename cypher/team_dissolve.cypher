@@ -1,16 +1,23 @@
 // Empty a team's space and delete the team, after team_lock and team_memories in the
-// same transaction: $moves names, per agent that still exists, the private space its
-// memories go back to. Each moved memory is queued for extraction there, its versions
-// with it; a memory whose agent is gone is erased with its versions; every entity
-// (and so every fact and mention) and conflict of the space is deleted; then the team and its
-// memberships.
+// same transaction: $moves names, per agent, the memories (uuids) that go back to its
+// private space (group_id). Each is queued for extraction there with the versions
+// that agent wrote (another's are erased: no one's words but the owner's enter a
+// private space); every other memory of the space is erased with its versions; every
+// entity (and so every fact and mention) and conflict of the space is deleted; then
+// the team and its memberships.
 CALL () {
   UNWIND $moves AS m
   MATCH (e:Episodic)
-  WHERE e.group_id = $group_id AND e.agent_id = m.agent
-  OPTIONAL MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)
-  SET v.group_id = m.group_id
-  WITH DISTINCT e, m
+  WHERE e.uuid IN m.uuids AND e.group_id = $group_id
+  CALL (e, m) {
+    MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)
+    WHERE coalesce(v.content_agent, '') <> m.agent
+    DETACH DELETE v
+  }
+  CALL (e, m) {
+    MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)
+    SET v.group_id = m.group_id
+  }
   SET e.status = 'queued', e.attempts = 0, e.last_error = '', e.entity_edges = [], e.lease_owner = null,
       e.lease_expires_at = null, e.retry_at = null, e.visibility_rule = ''
   SET e.group_id = m.group_id

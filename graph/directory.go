@@ -48,9 +48,11 @@ type Team struct {
 	Members   map[string]Role
 }
 
-// Dissolution is what dissolving a team moves, or would: per creating agent, how many
-// of the team space's memories go back to its private space, and how many are erased
-// because their agent no longer exists.
+// Dissolution is what dissolving a team moves, or would: per agent, how many of the
+// team space's memories go back to its private space, and how many are erased: those
+// whose current content is not their agent's own (promoted copies, memories another
+// requester changed), whose agent no longer exists or was erased, or whose agent was
+// created after them.
 type Dissolution struct {
 	Moved  map[string]int
 	Erased int
@@ -81,9 +83,12 @@ type Directory interface {
 	// SetOwner gives the agent to owner if its owner is still expectedOwner (the one
 	// the decision was made on); ECONFLICT otherwise.
 	SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *AuditEvent) error
-	// DeleteAgent erases the agent and every node and edge of its spaces if its owner
-	// is still expectedOwner, and returns the number of episodes removed; ECONFLICT
-	// otherwise.
+	// DeleteAgent erases the agent and every node and edge of its spaces, versions
+	// included, if its owner is still expectedOwner, and returns the number of
+	// episodes removed; ECONFLICT otherwise. What the agent wrote in other spaces
+	// (teams, global, its owner's shared space) stays there, no longer its agent's
+	// own (ContentAgent ""): it never goes back to an agent, one created later with
+	// the same id included.
 	DeleteAgent(ctx context.Context, id, expectedOwner string, ev *AuditEvent) (int, error)
 	// SetShare grants (or revokes) principal read access to the agent's private space,
 	// until expiresAt when it is not nil.
@@ -103,11 +108,13 @@ type Directory interface {
 	// without the change).
 	TeamMemories(ctx context.Context, team string) (Dissolution, error)
 	// DissolveTeam deletes team and its memberships and empties its space, in one
-	// transaction with the event audit returns: each memory goes back to its agent's
-	// private space, queued for extraction there with its versions, or is erased when
-	// the agent is gone; the space's entities and facts are deleted. The team's lock is
-	// held throughout, so a write to its space either lands before and is moved, or
-	// finds the team gone. ENOTFOUND if the team does not exist.
+	// transaction with the event audit returns: each memory whose current content its
+	// agent's owner wrote goes back to that agent's private space, queued for
+	// extraction there with the versions that agent wrote; the others are erased (see
+	// Dissolution); the space's entities and facts are deleted. The team's lock and
+	// its memories' are held throughout, so a write or a move to its space either
+	// lands before and is dissolved with it, or finds the team gone. ENOTFOUND if the
+	// team does not exist.
 	DissolveTeam(ctx context.Context, team string, audit func(Dissolution) *AuditEvent) (Dissolution, error)
 	// GetTeam returns ENOTFOUND if the team does not exist.
 	GetTeam(ctx context.Context, name string) (*Team, error)

@@ -58,14 +58,25 @@ type Episode struct {
 	PromotedBy        string
 	PromotedAt        *time.Time
 	VisibilityRule    string // the memory.visibility_rules rule that narrowed its space, if one did
-	Version           int    // 1 when written; each update adds one
-	UpdatedAt         *time.Time
-	UpdatedBy         string
+	// ContentAgent is the agent whose owner wrote the current content: AgentID when the
+	// memory is written, kept by an update from that agent's owner, "" on a promoted
+	// copy (it belongs to its promoter), after an update by anyone else, and once the
+	// agent is erased. Only content with a ContentAgent ever moves into that agent's
+	// spaces (a move, a team's dissolution).
+	ContentAgent string
+	Version      int // 1 when written; each update adds one
+	UpdatedAt    *time.Time
+	UpdatedBy    string
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and
 	// refuses it with EQUOTA over the limit. Not stored.
 	PublicQuota int
+
+	// DropVersions, on the episode an update returns, are the numbers of earlier
+	// versions to erase with the update: those that may not follow it into its new
+	// space. Not stored.
+	DropVersions []int
 
 	// IdempotencyKey is the hash of host key, requester and the client's key;
 	// RequestHash the hash of the request it came with. Neither is shown to clients.
@@ -109,6 +120,13 @@ type Version struct {
 	Memory     *Episode // its fields as they were; Version is its number
 	ReplacedAt time.Time
 	ReplacedBy string
+}
+
+// VersionPage is one page of a memory's earlier versions, newest first.
+type VersionPage struct {
+	Versions   []Version
+	NextCursor string
+	HasMore    bool
 }
 
 // CreateResult is the outcome of storing one episode.
@@ -171,16 +189,21 @@ type Memories interface {
 
 	// UpdateEpisode replaces a visible episode with the one change returns, in one
 	// transaction with change's audit event: the episode is locked and read again
-	// first, so of two concurrent updates the second sees the first's version. The
-	// previous fields are kept as a Version. When the content or the space changes the
+	// first, with its earlier versions, so of two concurrent updates the second sees
+	// the first's version. The previous fields are kept as a Version, and only the
+	// newest keep versions are kept (the rest, and those the new episode's
+	// DropVersions names, are erased). When the content or the space changes the
 	// episode is queued for extraction again and detached from what was derived from
 	// it: within its space the facts only it supported are expired (system time) and
 	// the rest no longer cite it; on a move to another space all of that is deleted
-	// from the old space instead. ENOTFOUND as for Get; change's error aborts.
-	UpdateEpisode(ctx context.Context, id string, vis Visible, change func(*Episode) (*Episode, *AuditEvent, error)) (*Episode, error)
+	// from the old space instead, and the move holds the new space's agent or team as
+	// a write does (ENOTFOUND when it is gone). ENOTFOUND as for Get; change's error
+	// aborts.
+	UpdateEpisode(ctx context.Context, id string, vis Visible, keep int, change func(*Episode, []Version) (*Episode, *AuditEvent, error)) (*Episode, error)
 
-	// Versions returns a visible episode and its earlier versions, newest first.
-	Versions(ctx context.Context, id string, vis Visible) (*Episode, []Version, error)
+	// Versions returns a visible episode and a page of its earlier versions, newest
+	// first; the page's cursor is the number of the last version shown.
+	Versions(ctx context.Context, id string, vis Visible, page PageRequest) (*Episode, VersionPage, error)
 
 	// PromoteEpisode copies a visible episode into another space with provenance, in
 	// one transaction with the event authorize returns. ENOTFOUND as for Get.

@@ -304,15 +304,22 @@ type versionView struct {
 }
 
 func (a *api) memoryVersions(c echo.Context) error {
-	e, versions, err := a.svc.Versions(c.Request().Context(), callOf(c), c.Param("id"))
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	e, page, err := a.svc.Versions(c.Request().Context(), callOf(c), c.Param("id"),
+		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
 	if err != nil {
 		return err
 	}
 	out := struct {
-		Current  memoryView    `json:"current"`
-		Versions []versionView `json:"versions"`
-	}{Current: viewOf(e), Versions: []versionView{}}
-	for _, v := range versions {
+		Current    memoryView    `json:"current"`
+		Versions   []versionView `json:"versions"`
+		NextCursor string        `json:"next_cursor,omitempty"`
+		HasMore    bool          `json:"has_more"`
+	}{Current: viewOf(e), Versions: []versionView{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
+	for _, v := range page.Versions {
 		out.Versions = append(out.Versions, versionView{memoryView: viewOf(v.Memory), ReplacedAt: v.ReplacedAt, ReplacedBy: v.ReplacedBy})
 	}
 	setETag(c, e)

@@ -209,7 +209,7 @@ func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun 
 			moved += n
 		}
 		return s.event(c, graph.AuditTeamDissolved, name, group,
-			fmt.Sprintf("%d memories back to %d agents' private spaces, %d of gone agents erased", moved, len(d.Moved), d.Erased))
+			fmt.Sprintf("%d memories back to %d agents' private spaces, %d erased (not their agent's own words, or their agent gone)", moved, len(d.Moved), d.Erased))
 	})
 }
 

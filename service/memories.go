@@ -249,6 +249,11 @@ func (s *Service) classify(space graph.Space, agent, content string) string {
 	if space.Kind != graph.SpacePublic && space.Kind != graph.SpaceTeam {
 		return ""
 	}
+	return s.matchRule(content)
+}
+
+// matchRule returns the name of the first visibility rule content matches, or "".
+func (s *Service) matchRule(content string) string {
 	for _, r := range s.Limits.VisibilityRules {
 		if r.Pattern.MatchString(content) {
 			return r.Name
@@ -291,6 +296,7 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		CreatedAt: now, ValidAt: validAt, Status: graph.StatusQueued, RequesterID: c.P.ID,
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
 		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
+		ContentAgent: m.AgentID,
 	}
 }
 
@@ -346,12 +352,17 @@ func (s *Service) Get(ctx context.Context, c Call, id string) (*graph.Episode, e
 
 // provenance hides where a copy was promoted from (the original's id) from a caller
 // who cannot see the original: its id would tell that it exists. A copy that does not
-// record the original's space hides it from everyone.
+// record the original's space hides it from everyone. The memories a compaction or
+// reflection was written from (derived_from) lay in its agent's spaces, some perhaps
+// private: only those who may change it see them.
 func (s *Service) provenance(c Call, eps ...*graph.Episode) {
 	vis := s.Auth.Visible(c.P)
 	for _, e := range eps {
 		if e.PromotedFrom != "" && (e.PromotedFromGroup == "" || !vis.Contains(e.PromotedFromGroup)) {
 			e.PromotedFrom = ""
+		}
+		if len(e.DerivedFrom) > 0 && s.Auth.Modify(c.P, e.Space()).Effect != access.Allow {
+			e.DerivedFrom = nil
 		}
 	}
 }
@@ -465,6 +476,9 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		if e.GroupID == to.GroupID() {
 			return nil, nil, graph.Errorf(graph.EINVALID, "the memory is already in %s", target)
 		}
+		if rule := s.matchRule(e.Content); rule != "" { // a copy only ever widens
+			return nil, nil, forbid(e.UUID, to.GroupID(), "its content matches visibility rule "+rule+", which keeps it out of "+target)
+		}
 		now := s.Now().UTC()
 		cp := *e
 		cp.UUID, cp.GroupID, cp.CreatedAt = uuid.NewString(), to.GroupID(), now
@@ -472,6 +486,8 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
 		cp.PromotedFrom, cp.PromotedFromGroup, cp.PromotedBy, cp.PromotedAt = e.UUID, e.GroupID, c.P.ID, &now
 		cp.IdempotencyKey, cp.RequestHash, cp.VisibilityRule = "", "", ""
+		// The copy is its promoter's: it never counts as its agent's own words.
+		cp.ContentAgent, cp.Version, cp.UpdatedAt, cp.UpdatedBy = "", 1, nil, ""
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
 	if err != nil {

@@ -24,6 +24,8 @@ type Limits struct {
 	BatchMaxItems     int
 	PageSizeDefault   int
 	PageSizeMax       int
+	// MaxVersions is how many earlier versions of a memory are kept (0: 20).
+	MaxVersions int
 	// PublicWritesPerDay caps each agent's public writes per UTC day; 0: no cap.
 	PublicWritesPerDay int
 	// VisibilityRules narrow public and team writes whose content matches to the

@@ -43,7 +43,8 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		}
 	}
 	var quota *graph.Episode
-	updated, err := s.Mem.UpdateEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
+	keep := s.maxVersions()
+	updated, err := s.Mem.UpdateEpisode(ctx, id, s.Auth.Visible(c.P), keep, func(e *graph.Episode, earlier []graph.Version) (*graph.Episode, *graph.AuditEvent, error) {
 		if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
 			return nil, nil, forbid(e.UUID, e.GroupID, d.Reason)
 		}
@@ -61,20 +62,35 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		if rule != "" {
 			space = graph.PrivateSpace(m.AgentID)
 		}
+		next := s.newEpisode(c, &m, space, content)
+		// A memory stays its agent's own only while no one but the agent's owner changes
+		// it; a change by anyone else makes it so for good (its words stay in the
+		// versions).
+		next.ContentAgent = ""
+		if e.ContentAgent == e.AgentID && c.P.Owns[e.AgentID] {
+			next.ContentAgent = e.ContentAgent
+		}
 		ev := s.event(c, graph.AuditUpdated, e.UUID, e.GroupID, fmt.Sprintf("version %d", e.Version+1))
 		if space.GroupID() != e.GroupID {
+			if next.ContentAgent == "" {
+				return nil, nil, forbid(e.UUID, space.GroupID(),
+					"only a memory its agent's owner wrote moves: a promoted copy, or one another requester changed, stays in its space")
+			}
 			if d := s.Auth.Write(c.P, e.AgentID, space); d.Effect != access.Allow {
 				return nil, nil, forbid(e.UUID, space.GroupID(), "only the memory's creator may move it, to a space it may write: "+d.Reason)
 			}
+			next.DropVersions = s.unmovable(space, e, earlier)
 			ev = s.event(c, graph.AuditVisibilityChanged, e.UUID, space.GroupID(),
 				fmt.Sprintf("version %d moved from %s", e.Version+1, e.GroupID))
+			if n := len(next.DropVersions); n > 0 {
+				ev.Reason += fmt.Sprintf("; %d earlier versions that may not follow it erased", n)
+			}
 		}
 		if s.Limits.RefuseCredentials {
 			if err := refuseCredentials(&m, content); err != nil {
 				return nil, nil, err
 			}
 		}
-		next := s.newEpisode(c, &m, space, content)
 		next.UUID, next.CreatedAt, next.ValidAt, next.RequesterID, next.HostKey = e.UUID, e.CreatedAt, e.ValidAt, e.RequesterID, e.HostKey
 		next.PromotedFrom, next.PromotedFromGroup, next.PromotedBy, next.PromotedAt = e.PromotedFrom, e.PromotedFromGroup, e.PromotedBy, e.PromotedAt
 		next.DerivedFrom = e.DerivedFrom
@@ -87,7 +103,8 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		if content == e.Content && space.GroupID() == e.GroupID {
 			next.Status, next.Attempts, next.LastError = e.Status, e.Attempts, e.LastError
 		}
-		if space.Kind == graph.SpacePublic && space.GroupID() != e.GroupID {
+		// A new public text counts against the quota as a new public memory does.
+		if space.Kind == graph.SpacePublic && (space.GroupID() != e.GroupID || content != e.Content) {
 			next.PublicQuota, quota = s.Limits.PublicWritesPerDay, next
 		}
 		return next, ev, nil
@@ -100,6 +117,37 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 	}
 	s.provenance(c, updated)
 	return updated, nil
+}
+
+// unmovable are the numbers of the versions of e (e itself, which the move keeps as a
+// version, and those earlier) that may not follow it into space: text another
+// requester wrote (a memory moves only within its agent's reach, and no one else's
+// words enter it), and text a visibility rule keeps out of space, which would
+// otherwise be read there in /versions.
+func (s *Service) unmovable(space graph.Space, e *graph.Episode, earlier []graph.Version) []int {
+	var drop []int
+	for _, v := range append([]*graph.Episode{e}, versionMemories(earlier)...) {
+		if v.ContentAgent != e.AgentID || s.classify(space, e.AgentID, v.Content) != "" {
+			drop = append(drop, v.Version)
+		}
+	}
+	return drop
+}
+
+func versionMemories(vs []graph.Version) []*graph.Episode {
+	out := make([]*graph.Episode, len(vs))
+	for i, v := range vs {
+		out[i] = v.Memory
+	}
+	return out
+}
+
+// maxVersions is how many earlier versions a memory keeps.
+func (s *Service) maxVersions() int {
+	if s.Limits.MaxVersions > 0 {
+		return s.Limits.MaxVersions
+	}
+	return 20
 }
 
 // apply overwrites m's fields with the patch's given ones.
@@ -144,19 +192,29 @@ func memoryOf(e *graph.Episode) NewMemory {
 	return m
 }
 
-// Versions returns a memory the caller can see and the versions updates replaced,
-// newest first; ENOTFOUND otherwise.
-func (s *Service) Versions(ctx context.Context, c Call, id string) (*graph.Episode, []graph.Version, error) {
+// Versions returns a memory the caller can see and a page of the versions updates
+// replaced, newest first; ENOTFOUND otherwise. Who replaced a version is shown only
+// to those who may change the memory (and to whoever it was).
+func (s *Service) Versions(ctx context.Context, c Call, id string, page graph.PageRequest) (*graph.Episode, graph.VersionPage, error) {
 	if err := checkUUID(id); err != nil {
-		return nil, nil, err
+		return nil, graph.VersionPage{}, err
 	}
-	e, versions, err := s.Mem.Versions(ctx, id, s.Auth.Visible(c.P))
+	limit, err := s.pageSize(page.Limit)
 	if err != nil {
-		return nil, nil, err
+		return nil, graph.VersionPage{}, err
+	}
+	page.Limit = limit
+	e, versions, err := s.Mem.Versions(ctx, id, s.Auth.Visible(c.P), page)
+	if err != nil {
+		return nil, graph.VersionPage{}, err
 	}
 	s.provenance(c, e)
-	for _, v := range versions {
+	writer := s.Auth.Modify(c.P, e.Space()).Effect == access.Allow
+	for i, v := range versions.Versions {
 		s.provenance(c, v.Memory)
+		if !writer && v.ReplacedBy != c.P.ID {
+			versions.Versions[i].ReplacedBy = ""
+		}
 	}
 	return e, versions, nil
 }

@@ -178,7 +178,7 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
-			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax,
+			PageSizeDefault: cfg.Memory.PageSizeDefault, PageSizeMax: cfg.Memory.PageSizeMax, MaxVersions: cfg.Memory.MaxVersions,
 			PublicWritesPerDay: cfg.Limits.PublicWritesPerAgentPerDay, VisibilityRules: visibilityRules(cfg.Memory.VisibilityRules),
 		},
 	}

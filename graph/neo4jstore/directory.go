@@ -168,44 +168,45 @@ func (db *DB) CreateTeam(ctx context.Context, name, owner string, ev *graph.Audi
 
 func (db *DB) TeamMemories(ctx context.Context, team string) (graph.Dissolution, error) {
 	params := map[string]any{"group_id": graph.TeamSpace(team).GroupID()}
-	return dissolution(db.run(ctx, neo4j.AccessModeRead, "team_memories", params))
+	d, _, err := dissolution(db.run(ctx, neo4j.AccessModeRead, "team_memories", params))
+	return d, err
 }
 
-// dissolution reads team_memories' answer.
-func dissolution(records []*neo4j.Record, err error) (graph.Dissolution, error) {
+// dissolution reads team_memories' answer: the counts, and the moves team_dissolve
+// makes.
+func dissolution(records []*neo4j.Record, err error) (graph.Dissolution, []map[string]any, error) {
 	if err != nil {
-		return graph.Dissolution{}, err
+		return graph.Dissolution{}, nil, err
 	}
-	d := graph.Dissolution{Moved: map[string]int{}}
+	d, moves := graph.Dissolution{Moved: map[string]int{}}, []map[string]any{}
 	for _, r := range records {
-		if agent := str(r.Values[0]); agent != "" {
-			d.Moved[agent] = int(num(r.Values[1]))
-		} else {
-			d.Erased += int(num(r.Values[1]))
+		uuids := strList(r.Values[1])
+		agent := str(r.Values[0])
+		if agent == "" {
+			d.Erased += len(uuids)
+			continue
 		}
+		d.Moved[agent] = len(uuids)
+		moves = append(moves, map[string]any{"agent": agent, "uuids": uuids, "group_id": graph.PrivateSpace(agent).GroupID()})
 	}
-	return d, nil
+	return d, moves, nil
 }
 
 func (db *DB) DissolveTeam(ctx context.Context, team string, audit func(graph.Dissolution) *graph.AuditEvent) (graph.Dissolution, error) {
+	group := graph.TeamSpace(team).GroupID()
 	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		locked, err := db.txRun(ctx, tx, "team_lock", map[string]any{"name": team})
+		locked, err := db.txRun(ctx, tx, "team_lock", map[string]any{"name": team, "group_id": group})
 		if err != nil {
 			return nil, err
 		}
 		if len(locked) == 0 || num(locked[0].Values[0]) == 0 {
 			return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
 		}
-		d, err := dissolution(db.txRun(ctx, tx, "team_memories", map[string]any{"group_id": graph.TeamSpace(team).GroupID()}))
+		d, moves, err := dissolution(db.txRun(ctx, tx, "team_memories", map[string]any{"group_id": group}))
 		if err != nil {
 			return nil, err
 		}
-		moves := []map[string]any{}
-		for agent := range d.Moved {
-			moves = append(moves, map[string]any{"agent": agent, "group_id": graph.PrivateSpace(agent).GroupID()})
-		}
-		if _, err := db.txRun(ctx, tx, "team_dissolve", map[string]any{"name": team,
-			"group_id": graph.TeamSpace(team).GroupID(), "moves": moves}); err != nil {
+		if _, err := db.txRun(ctx, tx, "team_dissolve", map[string]any{"name": team, "group_id": group, "moves": moves}); err != nil {
 			return nil, err
 		}
 		return d, db.txAudit(ctx, tx, audit(d))

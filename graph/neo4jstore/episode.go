@@ -33,7 +33,7 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
 		"promoted_from_group_id": e.PromotedFromGroup, "visibility_rule": e.VisibilityRule,
 		"request_hash": e.RequestHash, "content_terms": terms(e.Content), "version": int64(max(e.Version, 1)),
-		"updated_by": e.UpdatedBy,
+		"updated_by": e.UpdatedBy, "content_agent": e.ContentAgent,
 	}
 	if len(e.DerivedFrom) > 0 {
 		p["derived_from"] = e.DerivedFrom
@@ -119,6 +119,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
+		ContentAgent: str(p["content_agent"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -251,21 +252,32 @@ func (db *DB) txUnlink(ctx context.Context, tx neo4j.ManagedTransaction, e *grap
 	return err
 }
 
-func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, change func(*graph.Episode) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
+func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, keep int,
+	change func(*graph.Episode, []graph.Version) (*graph.Episode, *graph.AuditEvent, error)) (*graph.Episode, error) {
 	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		if _, err := db.txRun(ctx, tx, "episode_lock", map[string]any{"uuid": id}); err != nil {
 			return nil, err
 		}
-		e, err := db.txGetEpisode(ctx, tx, id, vis)
+		e, versions, err := versionPage(db.txRun(ctx, tx, "episode_versions", versionParams(id, vis, nil, keep)))
 		if err != nil {
 			return nil, err
 		}
-		next, ev, err := change(e)
+		next, ev, err := change(e, versions)
 		if err != nil {
 			return nil, err
 		}
 		moved := next.GroupID != e.GroupID
 		requeue := moved || next.Content != e.Content
+		if moved {
+			s := next.Space()
+			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": nullable(s.Agent), "team": nullable(s.Team)})
+			if err != nil {
+				return nil, err
+			}
+			if len(held) == 0 {
+				return nil, gone(next)
+			}
+		}
 		if requeue {
 			if err := db.txUnlink(ctx, tx, e, !moved); err != nil {
 				return nil, err
@@ -276,8 +288,13 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, c
 				return nil, err
 			}
 		}
+		drop := make([]int64, len(next.DropVersions))
+		for i, v := range next.DropVersions {
+			drop[i] = int64(v)
+		}
 		records, err := db.txRun(ctx, tx, "episode_update", map[string]any{"uuid": e.UUID, "group_id": next.GroupID,
-			"props": updateProps(next, requeue), "previous": versionProps(e, *next.UpdatedAt, next.UpdatedBy)})
+			"props": updateProps(next, requeue), "previous": versionProps(e, *next.UpdatedAt, next.UpdatedBy),
+			"keep": int64(keep), "drop": drop})
 		if err != nil {
 			return nil, err
 		}
@@ -301,8 +318,33 @@ func sameTime(a, b *time.Time) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b))
 }
 
-func (db *DB) Versions(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, []graph.Version, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_versions", visParams(vis, map[string]any{"uuid": id}))
+func (db *DB) Versions(ctx context.Context, id string, vis graph.Visible, page graph.PageRequest) (*graph.Episode, graph.VersionPage, error) {
+	var before any
+	if page.Cursor != "" {
+		n, err := strconv.Atoi(page.Cursor)
+		if err != nil || n < 1 {
+			return nil, graph.VersionPage{}, graph.Errorf(graph.EINVALID, "cursor is not one this API issued")
+		}
+		before = int64(n)
+	}
+	e, versions, err := versionPage(db.run(ctx, neo4j.AccessModeRead, "episode_versions", versionParams(id, vis, before, page.Limit+1)))
+	if err != nil {
+		return nil, graph.VersionPage{}, err
+	}
+	out := graph.VersionPage{Versions: versions}
+	if len(versions) > page.Limit {
+		out.Versions, out.HasMore = versions[:page.Limit], true
+		out.NextCursor = strconv.Itoa(out.Versions[page.Limit-1].Memory.Version)
+	}
+	return e, out, nil
+}
+
+func versionParams(id string, vis graph.Visible, before any, limit int) map[string]any {
+	return visParams(vis, map[string]any{"uuid": id, "before": before, "limit": int64(limit)})
+}
+
+// versionPage reads episode_versions' answer: the episode and its versions.
+func versionPage(records []*neo4j.Record, err error) (*graph.Episode, []graph.Version, error) {
 	if err != nil {
 		return nil, nil, err
 	}
@@ -379,6 +421,19 @@ func (db *DB) ResolveConflict(ctx context.Context, id string, vis graph.Visible,
 		}
 		if c.Keep != "" {
 			return nil, graph.Errorf(graph.ECONFLICT, "the conflict was resolved already (keep %s)", c.Keep)
+		}
+		// Both facts must still be readable: one whose memories expired or went is
+		// gone for every reader, and resolving would change what no one can see.
+		for _, f := range []string{c.Old, c.New} {
+			readable, err := db.txRun(ctx, tx, "fact_get", visParams(graph.Visible{GroupIDs: []string{c.GroupID}},
+				map[string]any{"uuid": f, "embeddings": false}))
+			if err != nil {
+				return nil, err
+			}
+			if len(readable) == 0 {
+				return nil, graph.Errorf(graph.ENOTFOUND,
+					"conflict not found: one of its facts is gone (the memories stating it expired or were deleted); nothing was changed")
+			}
 		}
 		records, err := db.txRun(ctx, tx, "conflict_resolve", map[string]any{"uuid": id, "group_id": c.GroupID,
 			"keep": keep, "by": by, "now": time.Now().UTC()})

@@ -32,7 +32,7 @@ func TestUpdateEpisode_WhileProcessing(t *testing.T) {
 	}
 	change := func(mutate func(*graph.Episode)) *graph.Episode {
 		t.Helper()
-		got, err := db.UpdateEpisode(ctx, e.UUID, vis, func(cur *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
+		got, err := db.UpdateEpisode(ctx, e.UUID, vis, 20, func(cur *graph.Episode, _ []graph.Version) (*graph.Episode, *graph.AuditEvent, error) {
 			next := *cur
 			now := time.Now().UTC()
 			next.Version, next.UpdatedAt, next.UpdatedBy = cur.Version+1, &now, "owner-"+run

@@ -1,0 +1,16 @@
+// Hold the agent or team whose space ep names (ep.holder: the agent of a private or
+// public space; ep.team: the team of a team's space; null for the others) for the
+// rest of the transaction, as a write to that space must: the write lock is taken
+// first and the holder looked up again under it, so an erasure (agent_erase_lock) or
+// a dissolution (team_lock) either waits for this write and takes the episode too, or
+// has committed and the row is dropped here.
+  OPTIONAL MATCH (a:Agent {id: ep.holder})
+  SET a._lock = true
+  REMOVE a._lock
+  WITH ep, a
+  OPTIONAL MATCH (t:Team {name: ep.team})
+  SET t._lock = true
+  REMOVE t._lock
+  WITH ep, t
+  WHERE (ep.holder IS NULL OR EXISTS { MATCH (:Agent {id: ep.holder}) })
+    AND (ep.team IS NULL OR EXISTS { MATCH (:Team {name: ep.team}) })
