@@ -15,13 +15,15 @@ CALL () {
   SET n.group_id = x.group_id
 }
 CALL () {
-  // Episode -> entity mentions, each within the episode's own space.
+  // Episode -> entity mentions, each within the episode's own space, with what the
+  // episode said of the entity (memgate's; "" for nothing), from which the entity's
+  // description is made again when the episode goes (episode_unlink).
   UNWIND $mentions AS m
   MATCH (ep:Episodic {uuid: m.episode}), (n:Entity {uuid: m.entity})
   WHERE n.group_id = ep.group_id
   MERGE (ep)-[r:MENTIONS]->(n)
   ON CREATE SET r.uuid = randomUUID(), r.created_at = $now
-  SET r.group_id = ep.group_id
+  SET r.group_id = ep.group_id, r.description = m.description
 }
 CALL () {
   // New facts, and existing ones with more supporting episodes or new temporal bounds.

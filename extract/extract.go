@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/memgate/memgate/graph"
 )
@@ -43,14 +42,14 @@ var DefaultEntityTypes = []EntityType{
 	{"Concept", "an idea, topic, skill or field"},
 }
 
-// Limits on what one episode may add; output beyond them is dropped, never stored.
+// Limits on what one episode may add; output beyond them is dropped, never stored. An
+// entity's summary is within graph.MaxSummaryRunes.
 const (
-	maxEntities     = 50
-	maxFacts        = 100
-	maxNameRunes    = 100
-	maxSummaryRunes = 500
-	maxFactRunes    = 500
-	maxRelation     = 60
+	maxEntities  = 50
+	maxFacts     = 100
+	maxNameRunes = 100
+	maxFactRunes = 500
+	maxRelation  = 60
 )
 
 var relationPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
@@ -71,7 +70,7 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 	}
 	known := map[string]string{} // normalized name -> name as kept
 	for _, e := range x.Entities {
-		name := cleanText(e.Name, maxNameRunes)
+		name := graph.CleanText(e.Name, maxNameRunes)
 		key := Normalize(name)
 		switch {
 		case key == "":
@@ -85,7 +84,7 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 		}
 		known[key] = name
 		out.Entities = append(out.Entities, graph.ExtractedEntity{
-			Name: name, Type: typeName(e.Type, types), Summary: cleanText(e.Summary, maxSummaryRunes),
+			Name: name, Type: typeName(e.Type, types), Summary: graph.CleanText(e.Summary, graph.MaxSummaryRunes),
 		})
 	}
 	for _, f := range x.Facts {
@@ -103,10 +102,10 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 			reason = "over_limit"
 		}
 		if reason != "" {
-			drops = append(drops, Drop{"fact", reason, cleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
+			drops = append(drops, Drop{"fact", reason, graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
 			continue
 		}
-		text := cleanText(f.Fact, maxFactRunes)
+		text := graph.CleanText(f.Fact, maxFactRunes)
 		if text == "" {
 			text = src + " " + strings.ToLower(strings.ReplaceAll(rel, "_", " ")) + " " + tgt
 		}
@@ -130,7 +129,7 @@ var markup = regexp.MustCompile(`<[^>]*>|\([^)]*\)|\[[^\]]*\]`)
 
 // salvage is the listed entity a fact's end names (see Clean), or "".
 func salvage(end string, known map[string]string) string {
-	key := Normalize(cleanText(end, maxNameRunes))
+	key := Normalize(graph.CleanText(end, maxNameRunes))
 	if name := known[key]; name != "" || key == "" {
 		return name
 	}
@@ -166,21 +165,6 @@ func subsetOf(a, b []string) bool {
 func Normalize(name string) string {
 	name = strings.ToLower(strings.Join(strings.Fields(name), " "))
 	return strings.TrimFunc(name, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
-}
-
-func cleanText(s string, maxRunes int) string {
-	s = strings.ToValidUTF8(s, "")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > maxRunes {
-		s = string([]rune(s)[:maxRunes])
-	}
-	return s
 }
 
 func typeName(t string, types []EntityType) string {

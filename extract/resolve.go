@@ -183,13 +183,13 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	}
 
 	byName := map[string]*graph.EntityNode{} // normalised extracted name -> node
+	said := map[*graph.EntityNode]string{}   // what this episode says of each node
 	for i, e := range x.Entities {
 		node := matches[i]
 		if node == nil {
 			node = &graph.EntityNode{UUID: stableUUID(ep.GroupID, Normalize(e.Name)), Name: e.Name, GroupID: ep.GroupID,
-				Type: e.Type, Description: cleanText(e.Summary, maxSummaryRunes/2), NameEmbedding: vectors[i], CreatedAt: now}
+				Type: e.Type, NameEmbedding: vectors[i], CreatedAt: now}
 		} else {
-			node.Description = mergeSummary(e.Summary, node.Description)
 			if node.Type == "" {
 				node.Type = e.Type
 			}
@@ -197,11 +197,17 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 				node.NameEmbedding = vectors[i]
 			}
 		}
-		if _, dup := byName[Normalize(e.Name)]; !dup && !slices.Contains(w.Mentions, node.UUID) {
+		if _, dup := byName[Normalize(e.Name)]; !dup && !slices.Contains(w.Entities, node) {
 			w.Entities = append(w.Entities, node)
-			w.Mentions = append(w.Mentions, node.UUID)
 		}
+		said[node] = graph.MergeDescription(e.Summary, said[node])
 		byName[Normalize(e.Name)] = node
+	}
+	// The episode's words go in front of what earlier episodes said, and are kept on
+	// its mention, from which the store recomputes the description when it goes.
+	for _, node := range w.Entities {
+		node.Description = graph.MergeDescription(said[node], node.Description)
+		w.Mentions = append(w.Mentions, graph.Mention{Entity: node.UUID, Description: said[node]})
 	}
 
 	changed := map[string]*graph.Fact{}
@@ -262,46 +268,15 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	return w, nil
 }
 
-// mergeSummary puts what the newest episode says about an entity before what was
-// known, without repeating it, cut to half the summary limit (the oldest words go
-// first): the description part of a summary.
-func mergeSummary(newer, older string) string {
-	switch {
-	case newer == "" || strings.Contains(older, newer):
-		return older
-	case older == "":
-		return cleanText(newer, maxSummaryRunes/2)
-	}
-	return cleanText(newer+" "+older, maxSummaryRunes/2)
-}
-
-// summarize writes each entity's summary (Graphiti's Entity.summary) from what the
-// episodes said of it and the facts about it that hold now, newest first, so a fact
-// that ended leaves the summary with it: the extraction call's descriptions and no
-// call of its own. facts are the space's facts touching them, as resolved.
+// summarize writes each entity's summary (Graphiti's Entity.summary) by
+// graph.EntitySummary: what the episodes said of it and the facts about it that hold
+// now, so a fact that ended leaves the summary with it; the extraction call's
+// descriptions and no call of its own. facts are the space's facts touching them, as
+// resolved.
 func summarize(entities []*graph.EntityNode, facts []*graph.Fact) {
-	current := slices.Clone(facts)
-	current = slices.DeleteFunc(current, func(f *graph.Fact) bool { return f.InvalidAt != nil || f.ExpiredAt != nil })
-	slices.SortStableFunc(current, func(a, b *graph.Fact) int {
-		return cmp.Or(heldFrom(b).Compare(heldFrom(a)), b.CreatedAt.Compare(a.CreatedAt))
-	})
 	for _, n := range entities {
-		parts := []string{n.Description}
-		for _, f := range current {
-			if (f.SourceUUID == n.UUID || f.TargetUUID == n.UUID) && !slices.Contains(parts, f.Fact) {
-				parts = append(parts, f.Fact)
-			}
-		}
-		n.Summary = cleanText(strings.Join(parts, " "), maxSummaryRunes)
+		n.Summary = graph.EntitySummary(n.UUID, n.Description, facts)
 	}
-}
-
-// heldFrom is when a fact began holding, or when memgate learned it.
-func heldFrom(f *graph.Fact) time.Time {
-	if f.ValidAt != nil {
-		return *f.ValidAt
-	}
-	return f.CreatedAt
 }
 
 // invalidate asks the judge, in one call, which stored current facts the episode's

@@ -13,8 +13,8 @@ type EntityNode struct {
 	Name          string
 	GroupID       string
 	Type          string // extra label, e.g. Person; "" for a plain Entity
-	Summary       string // Description, then the current facts about it, newest first
-	Description   string // what the episodes said of it, the newest first
+	Summary       string // Description, then the current facts about it, newest first (EntitySummary)
+	Description   string // what the episodes said of it, the newest first (Description)
 	NameEmbedding []float32
 	CreatedAt     time.Time
 	Aliases       []string // other names resolution confirmed for it ("Robert J. Smith" of Robert Smith)
@@ -89,11 +89,19 @@ type ExtractedFact struct {
 type GraphWrite struct {
 	Episode  *Episode
 	Entities []*EntityNode // new, or existing with a new summary
-	Mentions []string      // uuids of the entities the episode mentions
+	Mentions []Mention     // the entities the episode mentions, once each
 	Facts    []*Fact       // new, or existing with more episodes or new temporal bounds
 	// Conflicts are the contradictions found, when they are held for review; their
 	// facts are among Facts.
 	Conflicts []*Conflict
+}
+
+// Mention is an episode's mention of an entity and what that episode said of it, its
+// part of the entity's description (Description, EntitySummary). It is kept on the
+// mention, so when the episode goes its words can leave the summary with it.
+type Mention struct {
+	Entity      string // the entity's uuid
+	Description string // "" when the episode said nothing of it beyond its name
 }
 
 // Queue is the durable ingestion queue: queued episodes in Neo4j, claimed with an

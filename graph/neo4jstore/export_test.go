@@ -78,6 +78,14 @@ func (db *DB) FactsByVectorPlan(ctx context.Context, v []float32, vis graph.Visi
 	return factHits(records), err
 }
 
+// EntitiesByTextPlan is EntitiesByText with the size limit of the exact plan given: 0
+// always asks the fulltext index (node_name_and_summary), a number above the visible
+// set always scores its entities' name_terms.
+func (db *DB) EntitiesByTextPlan(ctx context.Context, text string, vis graph.Visible, limit, exactMax int) ([]graph.EntityHit, error) {
+	records, err := db.textSearch(ctx, "entity_search_text", text, vis, graph.SearchFilter{}, limit, exactMax)
+	return entityHits(records), err
+}
+
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
 

@@ -19,11 +19,17 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 		rows[i] = map[string]any{
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary, "description": e.Description,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
-			"name_terms": terms(e.Name + " " + e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
+			"name_terms": nameTerms(e.Name, e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
 			"aliases": nonNil(e.Aliases),
 		}
 	}
 	return rows
+}
+
+// nameTerms are an entity's words the exact search plan scores (name_terms): its name
+// and summary's.
+func nameTerms(name, summary string) string {
+	return terms(name + " " + summary)
 }
 
 func factRows(fs []*graph.Fact) []map[string]any {

@@ -242,10 +242,14 @@ func (db *DB) txErase(ctx context.Context, tx neo4j.ManagedTransaction, e *graph
 	return err
 }
 
-// txUnlink detaches e from what was derived from it in its space (episode_unlink).
+// txUnlink detaches e from what was derived from it in its space (episode_unlink), and
+// makes the summaries of the entities that remain again without it (txResummarize).
 func (db *DB) txUnlink(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, retire bool) error {
-	_, err := db.txRun(ctx, tx, "episode_unlink", map[string]any{"uuid": e.UUID, "group_id": e.GroupID,
+	records, err := db.txRun(ctx, tx, "episode_unlink", map[string]any{"uuid": e.UUID, "group_id": e.GroupID,
 		"retire": retire, "now": time.Now().UTC()})
+	if err == nil {
+		err = db.txResummarize(ctx, tx, e.GroupID, unlinkedEntities(records))
+	}
 	if err == nil {
 		_, err = db.txRun(ctx, tx, "conflict_prune", map[string]any{"group_id": e.GroupID})
 	}

@@ -109,7 +109,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			facts = append(facts, w.Facts...)
 			conflicts = append(conflicts, w.Conflicts...)
 			for _, m := range w.Mentions {
-				mentions = append(mentions, map[string]any{"episode": w.Episode.UUID, "entity": m})
+				mentions = append(mentions, map[string]any{"episode": w.Episode.UUID, "entity": m.Entity, "description": m.Description})
 			}
 			edges := make([]string, len(w.Facts))
 			for j, f := range w.Facts {
