@@ -198,7 +198,9 @@ func TestMove_RacesDissolutionAndErasure(t *testing.T) {
 		var a added
 		w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "moving into a team"}, &a)
 		moved, dissolved := race(
-			func() (int, []byte) { return w.owner.patch(a.ID, "", map[string]any{"visibility": "team", "team": team}) },
+			func() (int, []byte) {
+				return w.owner.patch(a.ID, "", map[string]any{"visibility": "team", "team": team})
+			},
 			func() (int, []byte) { return w.admin.do("DELETE", "/v1/teams/"+team, nil) })
 		count(fmt.Sprintf("team move %d, dissolve %d", moved, dissolved))
 		if n := orphans("team-" + team); n != 0 {

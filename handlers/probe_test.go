@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/service"
 )
 
 // TestProbe_NoLeaks is the red team's sweep, black-box over HTTP and MCP: nine
@@ -19,7 +21,10 @@ import (
 // REST and MCP, tries what it may not change, and a forged requester is tried through
 // each kind of credential. Expected: no planted word in any answer to a principal who
 // may not read its space; nothing invisible answers anything but 404; no 500; and the
-// 403s, per requester, are exactly the denial events of the audit log.
+// 403s, per requester, are exactly the denial events of the audit log. Three more
+// public memories, each naming an entity another public memory keeps, are withdrawn
+// before the sweep (deleted, expired and swept, moved to private): their words must
+// then reach no one who may not read where they went, entity summaries included.
 func TestProbe_NoLeaks(t *testing.T) {
 	t.Parallel()
 	base, idpKey, suffix, root := bindingServer(t)
@@ -53,15 +58,11 @@ func TestProbe_NoLeaks(t *testing.T) {
 	// The world: per agent a private and a public memory, each with a word found
 	// nowhere else (capitalised, so extraction makes entities and facts of it); carol's
 	// team memory; alice's private space shared with bob.
-	type seed struct {
-		word, space, memory string
-		agent, owner        string          // the agent whose memory it is, the principal who may change it
-		readers             map[string]bool // principals who may read it; nil: everyone
-	}
 	var seeds []*seed
 	var scopes []string
 	n := 0
 	word := func() string { n++; return fmt.Sprintf("Zq%s%02d", suffix, n) }
+	var bobsEmployer string // the entity of bob's public memory the withdrawn ones name
 	for _, name := range names {
 		p := ps[name]
 		p.c.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": p.agent}, nil)
@@ -71,12 +72,27 @@ func TestProbe_NoLeaks(t *testing.T) {
 			if visibility == "private" {
 				s.readers = map[string]bool{name: true}
 			}
+			employer := word()
+			if name == "bob" && visibility == "public" {
+				bobsEmployer = employer
+			}
 			var a added
 			p.c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": p.agent, "visibility": visibility,
-				"messages": s.word + " works at " + word() + "."}, &a)
+				"messages": s.word + " works at " + employer + "."}, &a)
 			s.memory = a.ID
 			seeds = append(seeds, s)
 		}
+	}
+	// bob's public memories to be withdrawn once extracted: each word becomes a fact
+	// and a line of the summary of bob's employer, which his lasting memory keeps.
+	withdrawn := map[string]*seed{}
+	for _, how := range []string{"deleted", "expired", "moved"} {
+		s := &seed{word: word(), space: "public", agent: ps["bob"].agent, owner: "bob"}
+		var a added
+		ps["bob"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": s.agent, "visibility": "public",
+			"messages": s.word + " works at " + bobsEmployer + "."}, &a)
+		s.memory = a.ID
+		withdrawn[how] = s
 	}
 	teamSeed := &seed{word: word(), space: "team", agent: ps["carol"].agent, owner: "carol",
 		readers: map[string]bool{"carol": true, "dave": true}}
@@ -130,6 +146,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 	if len(facts) < len(seeds)-3 { // the version seed states none
 		t.Fatalf("%d facts found for %d seeds: extraction did not give the sweep its ids", len(facts), len(seeds))
 	}
+	withdraw(t, ps["bob"].c, withdrawn, bobsEmployer)
 	// A conflict held for review in each seed's space, its facts naming the seed's word.
 	conflicts := map[string]*seed{}
 	for _, s := range seeds[:len(seeds)-1] { // the version seed shares alice's private space
@@ -142,6 +159,11 @@ func TestProbe_NoLeaks(t *testing.T) {
 		}
 		conflicts[neo4jtest.SeedConflict(t, group, s.word)] = s
 	}
+	// The withdrawn words from now on: the deleted and expired ones for no one, the
+	// moved one for bob, who reads his private space.
+	withdrawn["deleted"].readers, withdrawn["expired"].readers = map[string]bool{}, map[string]bool{}
+	withdrawn["moved"].readers, withdrawn["moved"].space = map[string]bool{"bob": true}, "private"
+	seeds = append(seeds, withdrawn["deleted"], withdrawn["expired"], withdrawn["moved"])
 	mayRead := func(p string, s *seed) bool { return s.readers == nil || s.readers[p] }
 	member := func(p string) bool { return p == "carol" || p == "dave" } // of the team
 
@@ -319,6 +341,13 @@ func TestProbe_NoLeaks(t *testing.T) {
 		len(names), len(seeds), len(facts), len(entities), len(conflicts), requests, total403, totalEvents, notFound)
 }
 
+// seed is a memory of the probe's world and the word only it says.
+type seed struct {
+	word, space, memory string
+	agent, owner        string          // the agent whose memory it is, the principal who may change it
+	readers             map[string]bool // principals who may read it; nil: everyone
+}
+
 // toolStatus is the HTTP status REST gives for what an MCP tool answered: 200, or the
 // status of the error code in the tool error.
 func toolStatus(ok bool, out json.RawMessage) int {
@@ -329,4 +358,52 @@ func toolStatus(ok bool, out json.RawMessage) int {
 	_ = json.Unmarshal(out, &e)
 	return map[string]int{"forbidden": http.StatusForbidden, "not_found": http.StatusNotFound,
 		"invalid": http.StatusBadRequest, "conflict": http.StatusConflict}[e.Error.Code]
+}
+
+// withdraw takes back bob's three extracted public memories (each stating that its
+// word works at employer): deletes one, lets one expire and sweeps it, moves one to
+// his private space and waits for its extraction there. Before, bob's public employer
+// entity shows their words in its summary, as the sweep's check of it needs.
+func withdraw(t *testing.T, bob client, withdrawn map[string]*seed, employer string) {
+	t.Helper()
+	summary := func() string {
+		var found struct {
+			Entities []struct{ Name, Summary string }
+		}
+		bob.must(http.StatusOK, "POST", "/v1/memories/search", map[string]any{"agent_id": withdrawn["moved"].agent,
+			"query": employer, "include": []string{"entities"}}, &found)
+		for _, e := range found.Entities {
+			if e.Name == employer {
+				return e.Summary
+			}
+		}
+		return ""
+	}
+	for _, s := range withdrawn {
+		waitStatus(t, bob, s.memory)
+		if !strings.Contains(summary(), s.word) {
+			t.Fatalf("the summary of %s does not show %s before it is withdrawn: %q", employer, s.word, summary())
+		}
+	}
+	bob.must(http.StatusNoContent, "DELETE", "/v1/memories/"+withdrawn["deleted"].memory, nil, nil)
+	expired := withdrawn["expired"].memory
+	bob.must(http.StatusOK, "PATCH", "/v1/memories/"+expired, map[string]any{
+		"expires_at": time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)}, nil)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if status, _ := bob.do("GET", "/v1/memories/"+expired, nil); status == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the expiring memory never expired")
+		}
+	}
+	db := neo4jtest.DB(t)
+	sweeper := &service.Service{Mem: db, Dir: db, Audit: db, Log: neo4jtest.Logger(t), Now: time.Now}
+	sweepTwice(t, sweeper)
+	if n := neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": expired}); n != 0 {
+		t.Fatal("the sweep left the expired memory")
+	}
+	moved := withdrawn["moved"].memory
+	bob.must(http.StatusOK, "PATCH", "/v1/memories/"+moved, map[string]any{"visibility": "private"}, nil)
+	waitStatus(t, bob, moved)
 }

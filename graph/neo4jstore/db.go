@@ -66,7 +66,7 @@ var queryNames = []string{
 	"schema_version_get", "schema_version_set", "schema_vector_dimensions",
 	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search",
 	"episode_delete", "episode_expired", "episode_expire_lock",
-	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold",
+	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",
 	"audit_create", "audit_list",
 	"principal_resolve", "principal_set_promoter",
 	"agent_create", "agent_get", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",

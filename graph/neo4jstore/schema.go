@@ -11,8 +11,8 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-// Migrate applies every schema statement (each is idempotent) and records the schema
-// version. dimensions is the embedder's vector size; Migrate refuses to run when an
+// Migrate applies every schema statement (each is idempotent), fills in what older
+// versions did not record (authorship_backfill), and records the schema version. dimensions is the embedder's vector size; Migrate refuses to run when an
 // existing vector index was built for another size, since mixing sizes would break
 // every vector search, and rebuilds one built quantized or with other HNSW settings
 // (see 003_vector).
@@ -63,6 +63,9 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 				return db.storeError(fmt.Sprintf("schema %03d_%s statement %d", m.Version, m.Name, i+1), err)
 			}
 		}
+	}
+	if _, err := db.run(ctx, neo4j.AccessModeWrite, "authorship_backfill", nil); err != nil {
+		return err
 	}
 	version := migrations[len(migrations)-1].Version
 	if _, err := db.run(ctx, neo4j.AccessModeWrite, "schema_version_set", map[string]any{"version": version}); err != nil {

@@ -86,3 +86,49 @@ func TestDB_Ready(t *testing.T) {
 		}
 	})
 }
+
+// TestDB_Migrate_Authorship: memories and versions stored before memgate recorded
+// content_agent get it at the next start: their agent's for what its owner wrote
+// alone, ” for a promoted copy and for one another requester changed; a value
+// already set (an erased agent's ”) is left as it is.
+func TestDB_Migrate_Authorship(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx := context.Background()
+	db := neo4jtest.DB(t)
+	run := "backfill-" + time.Now().Format("150405.000000")
+	neo4jtest.Forget(t, run)
+	group := "team-" + run
+	if err := neo4jtest.Run(neo4jtest.URI(t), `UNWIND $rows AS r
+		CREATE (e:Episodic {uuid: r.uuid, group_id: $g, agent_id: $agent, requester_id: 'alice', promoted_from: r.from,
+		        updated_by: r.by, content: r.uuid})
+		FOREACH (x IN CASE WHEN r.set THEN [1] ELSE [] END | SET e.content_agent = '')
+		CREATE (e)-[:HAS_VERSION]->(:MemoryVersion {group_id: $g, agent_id: $agent, requester_id: 'alice', promoted_from: '',
+		        updated_by: r.by, version: 1})`,
+		map[string]any{"g": group, "agent": "ag-" + run, "rows": []map[string]any{
+			{"uuid": run + "-own", "from": "", "by": "", "set": false},
+			{"uuid": run + "-own-edited", "from": "", "by": "alice", "set": false},
+			{"uuid": run + "-copy", "from": "some-original", "by": "", "set": false},
+			{"uuid": run + "-theirs", "from": "", "by": "bob", "set": false},
+			{"uuid": run + "-erased", "from": "", "by": "", "set": true},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	count := func(statement, name, agent string) int64 {
+		return neo4jtest.Count(t, statement, map[string]any{"id": run + "-" + name, "agent": agent})
+	}
+	for name, agent := range map[string]string{"own": "ag-" + run, "own-edited": "ag-" + run, "copy": "", "theirs": "", "erased": ""} {
+		if count("MATCH (e:Episodic {uuid: $id}) WHERE e.content_agent = $agent RETURN count(e)", name, agent) != 1 {
+			t.Errorf("memory %s: content_agent is not %q", name, agent)
+		}
+	}
+	for name, agent := range map[string]string{"own": "ag-" + run, "theirs": ""} { // versions as they record
+		if count("MATCH (:Episodic {uuid: $id})-[:HAS_VERSION]->(v) WHERE v.content_agent = $agent RETURN count(v)", name, agent) != 1 {
+			t.Errorf("the version of %s: content_agent is not %q", name, agent)
+		}
+	}
+}
