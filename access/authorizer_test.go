@@ -76,10 +76,14 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // exactly when the space is in VisibleForAgent. Create: the effect of Write. Delete and
 // retry of a visible memory: 403 exactly when Modify denies; promotions of a visible
 // memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share or
-// ManageAgent deny. Outcomes the Authorizer does not decide are not checked here: 400
-// (the request is invalid, or a promotion to the space it is in) and the agent that
-// does not exist. service/matrix_test.go runs every cell through the service and the
-// real store.
+// ManageAgent deny. Team operations: 404 for who does not see the team, else 403
+// exactly when DissolveTeam denies; a move into a dissolved team: 403 exactly when
+// Write denies. Copies: 404 outside the visible set, else 403 exactly when Modify
+// (or, for a move, Write) denies. Outcomes the Authorizer does not decide are not
+// checked here: 400 (the request is invalid, or a promotion to the space it is in),
+// the agent or team that does not exist, a promoted copy that never moves, and which
+// versions a visibility rule leaves readable (matched). service/matrix_test.go runs
+// every cell through the service and the real store.
 func TestPolicy_Matrix(t *testing.T) {
 	m, err := accesstest.Load()
 	if err != nil {
@@ -132,7 +136,38 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		}
 		return effect(d), true
 	}
-	if c.Operation == "dissolve" {
+	switch c.Operation {
+	case "move_into_dissolved":
+		// A private memory of the principal's agent, moved into the team by a request
+		// resolved before the team was dissolved: the policy judges it on the world's
+		// facts.
+		private := graph.PrivateSpace(own)
+		if !pol.Visible(p).Contains(private.GroupID()) {
+			return "404", true
+		}
+		if d := pol.Modify(p, private); d.Effect != access.Allow {
+			return effect(d), true
+		}
+		if pol.Write(p, own, graph.TeamSpace(c.Column)).Effect != access.Allow {
+			return "403", true // confined: a move is never redirected
+		}
+		return "", false // allowed, into a team that is gone: the store's 404
+	case "copy_update", "copy_delete", "copy_move":
+		s := matrixSpace(w, c.Column)
+		if !pol.Visible(p).Contains(s.GroupID()) {
+			return "404", true
+		}
+		d := pol.Modify(p, s)
+		if c.Operation != "copy_move" || d.Effect != access.Allow {
+			return effect(d), true
+		}
+		agent := m.SeedAgent(m.CopySource) // the copy keeps its original's agent
+		if pol.Write(p, agent, graph.PrivateSpace(agent)).Effect != access.Allow {
+			return "403", true
+		}
+		return "", false // a promoted copy never moves: the service's rule
+	}
+	if c.Operation == "dissolve" || c.Operation == "copy_dissolve" {
 		if _, ok := w.Teams[c.Column]; !ok {
 			return "", false // a team that does not exist: the store's 404
 		}
@@ -207,6 +242,11 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		return "allow", true
 	case "get_expired":
 		return "", false // hidden by the store, whoever asks
+	case "versions_rule":
+		if c.Want == "matched" {
+			return "", false // which versions the visibility rule erased is the service's
+		}
+		return "allow", true
 	case "promote":
 		return effect(pol.Promote(p, s, graph.GlobalSpace)), true
 	case "promote_team":

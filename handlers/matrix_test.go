@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/memgate/memgate/access/accesstest"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/service"
 )
 
 // Host keys of the matrix: a trusted host, an admin host, a confined host (bound to
@@ -90,6 +93,60 @@ type world struct {
 	seeds    map[string]string // space column -> memory id (system: an audit event id)
 	tokens   map[string]string // space column -> a word only its seed holds
 	groupIDs map[string]string // space column -> group_id
+	// ruleKept: space column -> a memory the visibility rule kept private, rewritten and
+	// moved there (versions_rule); secret is the number the rule matched in it.
+	ruleKept map[string]string
+	secret   string
+	copies   map[string]string   // copy column -> the copy copy_update rewrites and copy_move moves
+	dissolve map[string]copyTeam // team column -> the team copy_dissolve dissolves next
+	teams    int                 // teams made for team operations so far
+	svc      *service.Service    // the server's, for what happens between resolution and change
+	hooks    *resolveHook
+}
+
+// matrixRule is the visibility rule of the matrix's server: a US social security
+// number keeps a public or team write in its agent's private space.
+var matrixRule = service.VisibilityRule{Name: "ssn", Pattern: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)}
+
+// newMatrixServer starts the server of the matrix: the matrix's host keys, its
+// visibility rule, and a Directory that runs a step right after a requester is
+// resolved (move_into_dissolved).
+func newMatrixServer(t *testing.T) (string, *service.Service, *resolveHook) {
+	var svc *service.Service
+	hooks := &resolveHook{after: map[string]func(){}}
+	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) {
+		s.Limits.VisibilityRules = []service.VisibilityRule{matrixRule}
+		hooks.Directory, s.Dir, svc = s.Dir, hooks, s
+	})
+	return srv.URL, svc, hooks
+}
+
+// resolveHook is a Directory that runs a step once right after resolving a
+// requester: what another request would do between a request's resolution and its
+// change.
+type resolveHook struct {
+	graph.Directory
+	mu    sync.Mutex
+	after map[string]func() // requester -> its step
+}
+
+func (d *resolveHook) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalFacts, error) {
+	facts, err := d.Directory.ResolvePrincipal(ctx, id)
+	d.mu.Lock()
+	step := d.after[id]
+	delete(d.after, id)
+	d.mu.Unlock()
+	if step != nil {
+		step()
+	}
+	return facts, err
+}
+
+// afterResolving runs step right after requester is next resolved.
+func (d *resolveHook) afterResolving(requester string, step func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.after[requester] = step
 }
 
 func (w *world) id(name string) string { return name + "-" + w.suffix }
@@ -150,15 +207,21 @@ func (w *world) waitDone(column string) {
 	waitStatus(w.t, writer, w.seeds[column])
 }
 
-func newWorld(t *testing.T, base string) *world {
+func newWorld(t *testing.T) *world {
 	m, err := accesstest.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
+	base, svc, hooks := newMatrixServer(t)
+	// A number of its own, so that a test counting the stored copies of another one
+	// meanwhile finds none of this world's.
+	secret := fmt.Sprintf("%03d-%02d-%04d", 100+int(b[0])%900, 10+int(b[1])%90, 1000+(int(b[2])<<8|int(b[3]))%9000)
 	w := &world{m: m, suffix: hex.EncodeToString(b[:]), base: base, t: t,
-		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{}}
+		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{},
+		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
+		svc: svc, hooks: hooks}
 	neo4jtest.Forget(t, w.suffix) // registered first, so it runs after ingestion has stopped
 	for _, col := range m.Spaces {
 		agent, visibility, team := w.spaceArgs(col)
@@ -224,6 +287,12 @@ func newWorld(t *testing.T, base string) *world {
 		t.Fatal("no audit event to use as the system space's memory")
 	}
 	w.seeds["system"] = audit.Events[0].ID
+	for _, col := range m.Spaces {
+		w.ruleKept[col] = w.seeds["system"]
+		if col != "system" {
+			w.ruleKept[col] = w.keepByRule(col)
+		}
+	}
 	// The cells run once the lapsing shares have lapsed: the grantee lists the agent's
 	// private space until then.
 	for agent, grantees := range m.World.LapsedShares {
@@ -245,14 +314,13 @@ func newWorld(t *testing.T, base string) *world {
 // order; service/matrix_test.go runs every operation through the service layer, so
 // this test's part is what HTTP adds: routes, status codes, request and answer shapes.
 var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move",
-	"resolve_conflict", "dissolve"}
+	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
 // the HTTP API on a real Neo4j, then checks that list and search agree with get, and
 // that every 403 left exactly one namespace_denied audit event.
 func TestMatrix(t *testing.T) {
-	srv := newServer(t, matrixKeyring())
-	w := newWorld(t, srv.URL)
+	w := newWorld(t)
 	all, err := w.m.Cells()
 	if err != nil {
 		t.Fatal(err)
@@ -502,6 +570,32 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 			return "resolved wrongly: " + string(out), nil
 		}
 		return "allow", nil
+	case "versions_rule":
+		id := w.ruleKept[c.Column]
+		status, out := cl.do("GET", "/v1/memories/"+id+"/versions?limit=100", nil)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		var v struct {
+			Current  versioned   `json:"current"`
+			Versions []versioned `json:"versions"`
+		}
+		_ = json.Unmarshal(out, &v)
+		switch {
+		case v.Current.ID != id || v.Current.Content != rewritten(c.Column):
+			return "answered wrongly: " + string(out), nil
+		case c.Column != "global" && len(v.Versions) == 0:
+			return "answered without its earlier versions", nil
+		case strings.Contains(string(out), w.secret):
+			return "matched", nil
+		}
+		return "allow", nil
+	case "copy_dissolve":
+		return w.runCopyDissolve(c), nil
+	case "move_into_dissolved":
+		return w.runMoveIntoDissolved(c), nil
+	case "copy_update", "copy_delete", "copy_move":
+		return w.runCopy(cl, c), nil
 	case "dissolve":
 		status, out := cl.do("DELETE", "/v1/teams/"+w.id(c.Column)+"?dry_run=true", nil)
 		var d dissolution
@@ -540,4 +634,276 @@ func erased(t *testing.T, path, group string) bool {
 	id := path[strings.LastIndex(path, "/")+1:]
 	_, err := neo4jtest.DB(t).GetEpisode(context.Background(), id, graph.Visible{GroupIDs: []string{group}})
 	return graph.ErrorCode(err) == graph.ENOTFOUND
+}
+
+// rewritten is the text the memory of versions_rule in column says once its owner
+// rewrote it.
+func rewritten(column string) string { return "Her birthday is in May (" + column + ")." }
+
+// keepByRule writes, as the writer of column, a memory that the visibility rule keeps
+// in the writing agent's private space (written to public, or to the column's team),
+// rewrites it without the number, and moves it to column's space (global: promotes
+// it; private: it stays), as versions_rule says; it returns the memory's id there.
+func (w *world) keepByRule(column string) string {
+	w.t.Helper()
+	c, own := w.writer(column)
+	agent, visibility, team := w.spaceArgs(column)
+	if agent == "" {
+		agent = own
+	}
+	body := map[string]any{"agent_id": agent, "visibility": "public", "messages": "Her SSN is " + w.secret + "."}
+	if team != "" {
+		body["visibility"], body["team"] = "team", team
+	}
+	var a added
+	c.must(http.StatusAccepted, "POST", "/v1/memories", body, &a)
+	if a.GroupID != "agent-"+agent+"-private" {
+		w.t.Fatalf("the rule did not keep the memory for %s private: it is in %s", column, a.GroupID)
+	}
+	c.must(http.StatusOK, "PATCH", "/v1/memories/"+a.ID, map[string]any{"messages": rewritten(column)}, nil)
+	switch visibility {
+	case "private":
+		return a.ID
+	case "global":
+		var m memory
+		c.must(http.StatusAccepted, "POST", "/v1/memories/"+a.ID+"/promote", map[string]any{"target": "global"}, &m)
+		return m.ID
+	}
+	move := map[string]any{"visibility": visibility}
+	if team != "" {
+		move["team"] = team
+	}
+	var m memory
+	c.must(http.StatusOK, "PATCH", "/v1/memories/"+a.ID, move, &m)
+	if m.GroupID != w.groupIDs[column] {
+		w.t.Fatalf("the rewritten memory moved to %s, not %s", m.GroupID, w.groupIDs[column])
+	}
+	return a.ID
+}
+
+// storedIn counts the memories and versions in the store whose content holds text
+// (when not empty) or that are in group.
+func storedIn(t *testing.T, text, group string) int64 {
+	t.Helper()
+	return neo4jtest.Count(t, `MATCH (n) WHERE (n:Episodic OR n:MemoryVersion)
+  AND (($text <> '' AND n.content CONTAINS $text) OR n.group_id = $group) RETURN count(n)`,
+		map[string]any{"text": text, "group": group})
+}
+
+// stillIn reports whether the memory id is in group and its content is its
+// promoter's (no agent's own: content_agent empty) when copy is set.
+func stillIn(t *testing.T, id, group string, copy bool) bool {
+	t.Helper()
+	return neo4jtest.Count(t, `MATCH (e:Episodic {uuid: $id}) WHERE e.group_id = $group
+  AND (NOT $copy OR coalesce(e.content_agent, '') = '') RETURN count(e)`,
+		map[string]any{"id": id, "group": group, "copy": copy}) == 1
+}
+
+// promoteCopy promotes the copy_source seed into the space of column (a column of
+// Copies) as the owner of the column's seed writer, and returns the copy's id.
+func (w *world) promoteCopy(column, group string) string {
+	w.t.Helper()
+	c, _ := w.writer(column)
+	target := "global"
+	if _, _, team := w.spaceArgs(column); team != "" {
+		target = "team:" + team
+	}
+	var m memory
+	c.must(http.StatusAccepted, "POST", "/v1/memories/"+w.seeds[w.m.CopySource]+"/promote", map[string]any{"target": target}, &m)
+	if m.GroupID != group {
+		w.t.Fatalf("a copy promoted to %s landed in %s", column, m.GroupID)
+	}
+	return m.ID
+}
+
+// runCopy performs a copy operation: copy_update rewrites the column's copy,
+// copy_delete deletes a fresh copy, copy_move moves the column's copy (which the
+// copy_update cells rewrote) to its agent's private space. The copy stays its
+// promoter's whoever rewrites it, and a refused change leaves it as it was.
+func (w *world) runCopy(cl client, c accesstest.Cell) string {
+	col := c.Column
+	group := "global"
+	if _, _, team := w.spaceArgs(col); team != "" {
+		group = "team-" + team
+	}
+	if c.Operation == "copy_delete" {
+		id := w.promoteCopy(col, group)
+		status, _ := cl.do("DELETE", "/v1/memories/"+id, nil)
+		there := stillIn(w.t, id, group, true)
+		switch {
+		case status == http.StatusNoContent && there:
+			return "deleted, but the copy is still there"
+		case status != http.StatusNoContent && !there:
+			return fmt.Sprintf("%d, but the copy is gone", status)
+		case !stillIn(w.t, w.seeds[w.m.CopySource], w.groupIDs[w.m.CopySource], false):
+			return fmt.Sprintf("%d, and the original is gone", status)
+		case status == http.StatusNoContent:
+			return "allow"
+		}
+		return fmt.Sprint(status)
+	}
+	id, ok := w.copies[col]
+	if !ok {
+		id = w.promoteCopy(col, group)
+		w.copies[col] = id
+	}
+	var before versioned
+	maker, _ := w.writer(col)
+	maker.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &before)
+	var status int
+	var out []byte
+	switch c.Operation {
+	case "copy_update":
+		text := "The copy of " + col + " as " + cl.requester + " rewrote it."
+		status, out = cl.patch(id, "", map[string]any{"messages": text})
+		var m versioned
+		_ = json.Unmarshal(out, &m)
+		if status == http.StatusOK && (m.Content != text || m.GroupID != group || m.Version != before.Version+1) {
+			return "rewritten wrongly: " + string(out)
+		}
+	case "copy_move":
+		status, out = cl.patch(id, "", map[string]any{"visibility": "private"})
+		if status == http.StatusOK {
+			return "allow, moved: " + string(out)
+		}
+	}
+	var after versioned
+	afterStatus, body := maker.do("GET", "/v1/memories/"+id, nil)
+	_ = json.Unmarshal(body, &after)
+	switch {
+	case afterStatus != http.StatusOK || !stillIn(w.t, id, group, true):
+		return fmt.Sprintf("%d, but the copy left %s or is now an agent's own", status, col)
+	case status != http.StatusOK && (after.Content != before.Content || after.Version != before.Version):
+		return fmt.Sprintf("%d, but the copy changed", status)
+	case status == http.StatusOK:
+		return "allow"
+	}
+	return fmt.Sprint(status)
+}
+
+// copyTeam is a team made like one of the world's for a cell that dissolves it: a
+// copy of the copy_source seed its writer promoted there and rewrote to say planted,
+// and a memory its writer's agent wrote there.
+type copyTeam struct {
+	name, copy, own, planted string
+}
+
+// makeTeam creates a team like the world's team column (its owner and members).
+func (w *world) makeTeam(column string) string {
+	w.teams++
+	name, root := w.id(fmt.Sprintf("%s%d", column, w.teams)), w.as("root", "admin")
+	root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": name, "owner_id": w.id(w.m.World.TeamOwner(column))}, nil)
+	for member, role := range w.m.World.Teams[column] {
+		root.must(http.StatusNoContent, "PUT", "/v1/teams/"+name+"/members/"+w.id(member), map[string]any{"role": role}, nil)
+	}
+	return name
+}
+
+// teamWithCopy makes a copyTeam like the world's team column.
+func (w *world) teamWithCopy(column string) copyTeam {
+	ct := copyTeam{name: w.makeTeam(column)}
+	writerAgent := w.m.SeedWriters["team_"+column]
+	c := w.as(w.m.World.Agents[writerAgent], "trusted")
+	var cp memory
+	c.must(http.StatusAccepted, "POST", "/v1/memories/"+w.seeds[w.m.CopySource]+"/promote", map[string]any{"target": "team:" + ct.name}, &cp)
+	ct.copy, ct.planted = cp.ID, "planted"+strings.ReplaceAll(ct.name, "-", "")
+	c.must(http.StatusOK, "PATCH", "/v1/memories/"+ct.copy, map[string]any{"messages": "Written into the copy by its promoter: " + ct.planted + "."}, nil)
+	var a added
+	c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.id(writerAgent), "visibility": "team", "team": ct.name,
+		"messages": "A team memory of the writer's own."}, &a)
+	ct.own = a.ID
+	return ct
+}
+
+// runCopyDissolve dissolves (DELETE /v1/teams/{team}), as the cell's principal, a
+// team made like the world's team of the column (ghost: one that does not exist),
+// holding a rewritten copy and a memory of its writer's agent. Dissolved, the team
+// is gone, the memory is back in its agent's private space, and the copy is erased
+// with everything it said, never in the private space of the agent it was copied
+// from; refused, all is as it was.
+func (w *world) runCopyDissolve(c accesstest.Cell) string {
+	col := c.Column
+	if _, ok := w.m.World.Teams[col]; !ok {
+		status, _ := w.principal(c.Principal).do("DELETE", "/v1/teams/"+w.id(col), nil)
+		return fmt.Sprint(status)
+	}
+	ct, ok := w.dissolve[col]
+	if !ok {
+		ct = w.teamWithCopy(col)
+		w.dissolve[col] = ct
+	}
+	status, out := w.principal(c.Principal).do("DELETE", "/v1/teams/"+ct.name, nil)
+	teamStatus, _ := w.as("root", "admin").do("GET", "/v1/teams/"+ct.name, nil)
+	team := "team-" + ct.name
+	writer := w.id(w.m.SeedWriters["team_"+col])
+	source := "agent-" + w.id(w.m.SeedAgent(w.m.CopySource)) + "-private"
+	if status != http.StatusOK {
+		if teamStatus != http.StatusOK || !stillIn(w.t, ct.copy, team, true) || !stillIn(w.t, ct.own, team, false) {
+			return fmt.Sprintf("%d, but the team or its memories are gone", status)
+		}
+		return fmt.Sprint(status)
+	}
+	delete(w.dissolve, col) // the next cell dissolves a team of its own
+	var d dissolution
+	_ = json.Unmarshal(out, &d)
+	switch {
+	case teamStatus != http.StatusNotFound:
+		return fmt.Sprintf("dissolved, but the team answers %d", teamStatus)
+	case d.DryRun || d.Moved != 1 || d.Erased != 1:
+		return "dissolved wrongly: " + string(out)
+	case !stillIn(w.t, ct.own, "agent-"+writer+"-private", false):
+		return "dissolved, but the writer's own memory is not back in its private space"
+	case stillIn(w.t, ct.copy, source, false) || storedIn(w.t, ct.planted, team) != 0:
+		return "dissolved, but the copy or what it said is still stored"
+	}
+	return "allow"
+}
+
+// runMoveIntoDissolved moves (PATCH visibility team) a private memory of the
+// principal's agent, written by the agent's owner, into a team made like the world's
+// team of the column, which is dissolved right after the request's requester is
+// resolved (ghost: a team that never existed). No memory or version may be left in
+// the dissolved team's space; refused, the memory stays where it was.
+func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
+	p := w.m.Principals[c.Principal]
+	agent := w.id(p.Agent)
+	var a added
+	w.as(w.m.World.Agents[p.Agent], "trusted").must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent,
+		"visibility": "private", "messages": "A memory of " + agent + " moved into a dissolved team."}, &a)
+	team := w.id(c.Column)
+	cl := w.principal(c.Principal)
+	dissolved := make(chan error, 1)
+	_, exists := w.m.World.Teams[c.Column]
+	if exists {
+		team = w.makeTeam(c.Column)
+		root, err := w.svc.Resolve(context.Background(), access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+			w.id("root"), "matrix-"+w.suffix)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		w.hooks.afterResolving(cl.requester, func() {
+			_, err := w.svc.DissolveTeam(context.Background(), root, team, false)
+			dissolved <- err
+		})
+	}
+	status, out := cl.patch(a.ID, "", map[string]any{"visibility": "team", "team": team})
+	if exists {
+		select {
+		case err := <-dissolved:
+			if err != nil {
+				w.t.Fatalf("dissolving %s after resolving %s: %v", team, cl.requester, err)
+			}
+		default:
+			w.t.Fatalf("%s was not dissolved: the request did not resolve %s", team, cl.requester)
+		}
+	}
+	switch left := storedIn(w.t, "", "team-"+team); {
+	case left != 0:
+		return fmt.Sprintf("%d, and %d memories or versions are in the space of the team that does not exist", status, left)
+	case status == http.StatusOK:
+		return "allow, moved: " + string(out)
+	case !stillIn(w.t, a.ID, "agent-"+agent+"-private", false):
+		return fmt.Sprintf("%d, but the memory left its private space", status)
+	}
+	return fmt.Sprint(status)
 }

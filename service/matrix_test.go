@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +40,13 @@ type world struct {
 	failed   map[string]string // space column -> a memory there whose ingestion failed
 	expiring map[string]string // space column -> a memory there that get_expired lets expire
 	tokens   map[string]string // space column -> a word only its seed holds
-	fresh    int               // agents made for agent operations so far
+	fresh    int               // agents and teams made for agent and team operations so far
+	// ruleKept: space column -> a memory the visibility rule kept private, rewritten and
+	// moved there (versions_rule); secret is the number the rule matched in it.
+	ruleKept map[string]string
+	secret   string
+	copies   map[string]string   // copy column -> the copy copy_update rewrites and copy_move moves
+	dissolve map[string]copyTeam // team column -> the team copy_dissolve dissolves next
 
 	expired   bool // the expiring memories have expired
 	quotaUsed bool // the world's agents have made their public writes of the day
@@ -198,17 +206,22 @@ func newWorld(t *testing.T) *world {
 	}
 	mark := "m" + hex.EncodeToString(b[:])
 	neo4jtest.Forget(t, mark)
+	// A number of its own, so that a test counting the stored copies of another one
+	// meanwhile finds none of this world's.
+	secret := fmt.Sprintf("%03d-%02d-%04d", 100+int(b[0])%900, 10+int(b[1])%90, 1000+(int(b[2])<<8|int(b[3]))%9000)
 	db := neo4jtest.DB(t)
 	svc := &service.Service{
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
 		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
-			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota},
+			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota,
+			VisibilityRules: []service.VisibilityRule{{Name: "ssn", Pattern: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)}}},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, m: m, mark: mark, svc: svc, db: db,
-		seeds: map[string]string{}, failed: map[string]string{}, expiring: map[string]string{}, tokens: map[string]string{}}
+		seeds: map[string]string{}, failed: map[string]string{}, expiring: map[string]string{}, tokens: map[string]string{},
+		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{}}
 
 	root := w.admin()
 	for agent, owner := range m.World.Agents {
@@ -269,6 +282,12 @@ func newWorld(t *testing.T) *world {
 		t.Fatalf("no audit event to use as the system space's memory (%v)", err)
 	}
 	w.seeds["system"], w.failed["system"], w.expiring["system"] = events[0].ID, events[0].ID, events[0].ID
+	for _, col := range m.Spaces {
+		w.ruleKept[col] = w.seeds["system"]
+		if col != "system" {
+			w.ruleKept[col] = w.keepByRule(col)
+		}
+	}
 	neo4jtest.ForgetEventsAbout(t, []string{w.expiring["global"]})
 	// The cells run once the lapsing shares have lapsed for their grantees.
 	for agent, grantees := range m.World.LapsedShares {
@@ -450,6 +469,12 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			return "a dry run dissolved the team", nil
 		}
 		return outcome(err), nil
+	case "copy_dissolve":
+		return w.runCopyDissolve(cell), nil
+	case "move_into_dissolved":
+		return w.runMoveIntoDissolved(cell), nil
+	case "copy_update", "copy_delete", "copy_move":
+		return w.runCopy(c, cell), nil
 	}
 	col := cell.Column
 	own := w.id(w.m.Principals[cell.Principal].Agent)
@@ -631,8 +656,293 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			return "promoted, but the copy cannot be read: " + outcome(err), nil
 		}
 		return "allow", nil
+
+	case "versions_rule":
+		id := w.ruleKept[col]
+		e, page, err := w.svc.Versions(w.ctx, c, id, graph.PageRequest{Limit: 100})
+		if err != nil {
+			return outcome(err), nil
+		}
+		matched := strings.Contains(e.Content, w.secret)
+		for _, v := range page.Versions {
+			matched = matched || strings.Contains(v.Memory.Content, w.secret)
+		}
+		switch {
+		case e.UUID != id || e.Content != rewritten(col):
+			return fmt.Sprintf("answered with %s: %q", e.UUID, e.Content), nil
+		case col != "global" && len(page.Versions) == 0:
+			return "answered without its earlier versions", nil
+		case matched:
+			return "matched", nil
+		}
+		return "allow", nil
 	}
 	return "unknown operation " + cell.Operation, nil
+}
+
+// rewritten is the text the memory of versions_rule in column says once its owner
+// rewrote it.
+func rewritten(column string) string { return "Her birthday is in May (" + column + ")." }
+
+// keepByRule writes, as the writer of column, a memory that the visibility rule keeps
+// in the writing agent's private space (written to public, or to the column's team),
+// rewrites it without the number, and moves it to column's space (global: promotes
+// it; private: it stays), as versions_rule says; it returns the memory's id there.
+func (w *world) keepByRule(column string) string {
+	w.t.Helper()
+	c, own := w.writer(column)
+	agent, visibility, team := w.space(column)
+	if agent == "" {
+		agent = own
+	}
+	first := service.NewMemory{AgentID: agent, Visibility: "public", Text: "Her SSN is " + w.secret + "."}
+	if team != "" {
+		first.Visibility, first.Team = "team", team
+	}
+	e := w.mustAdd(c, first)
+	if e.GroupID != "agent-"+agent+"-private" || e.VisibilityRule != "ssn" {
+		w.t.Fatalf("the rule did not keep the memory for %s private: it is in %s (rule %q)", column, e.GroupID, e.VisibilityRule)
+	}
+	if _, err := w.svc.Update(w.ctx, c, e.UUID, service.Patch{Given: map[string]bool{"messages": true},
+		Memory: service.NewMemory{Text: rewritten(column)}}); err != nil {
+		w.t.Fatalf("rewriting the rule-kept memory for %s: %v", column, err)
+	}
+	switch visibility {
+	case "private":
+		return e.UUID
+	case "global":
+		cp, err := w.svc.Promote(w.ctx, c, e.UUID, "global")
+		if err != nil {
+			w.t.Fatalf("promoting the rewritten memory: %v", err)
+		}
+		return cp.UUID
+	}
+	moved, err := w.svc.Update(w.ctx, c, e.UUID, service.Patch{Given: map[string]bool{"visibility": true, "team": true},
+		Memory: service.NewMemory{Visibility: visibility, Team: team}})
+	if err != nil || moved.GroupID != w.groupID(column) {
+		w.t.Fatalf("moving the rewritten memory to %s: %v", column, err)
+	}
+	return e.UUID
+}
+
+// episode reads a memory of group from the store, past the Authorizer; nil when it is
+// not there.
+func (w *world) episode(group, id string) *graph.Episode {
+	w.t.Helper()
+	e, err := w.db.GetEpisode(w.ctx, id, graph.Visible{GroupIDs: []string{group}})
+	if graph.ErrorCode(err) == graph.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return e
+}
+
+// stored counts the memories and versions anywhere in the store whose content holds
+// text, or (group) that are in group.
+func stored(t *testing.T, text, group string) int64 {
+	t.Helper()
+	return neo4jtest.Count(t, `MATCH (n) WHERE (n:Episodic OR n:MemoryVersion)
+  AND (($text <> '' AND n.content CONTAINS $text) OR n.group_id = $group) RETURN count(n)`,
+		map[string]any{"text": text, "group": group})
+}
+
+// promoteCopy promotes the copy_source seed into the space of column (a column of
+// Copies) as the owner of the column's seed writer, and returns the copy's id.
+func (w *world) promoteCopy(column string) string {
+	w.t.Helper()
+	c, _ := w.writer(column)
+	target := "global"
+	if _, _, team := w.space(column); team != "" {
+		target = "team:" + team
+	}
+	e, err := w.svc.Promote(w.ctx, c, w.seeds[w.m.CopySource], target)
+	if err != nil {
+		w.t.Fatalf("promoting a copy to %s: %v", column, err)
+	}
+	if e.GroupID != w.groupID(column) || e.AgentID != w.id(w.m.SeedAgent(w.m.CopySource)) || e.ContentAgent != "" {
+		w.t.Fatalf("a copy promoted to %s: %s of agent %s, content agent %q", column, e.GroupID, e.AgentID, e.ContentAgent)
+	}
+	return e.UUID
+}
+
+// runCopy performs a copy operation: copy_update rewrites the column's copy,
+// copy_delete deletes a fresh copy, copy_move moves the column's copy (which the
+// copy_update cells rewrote) to its agent's private space. The copy stays its
+// promoter's whoever rewrites it (content agent ""), and a refused change leaves it
+// as it was.
+func (w *world) runCopy(c service.Call, cell accesstest.Cell) string {
+	w.t.Helper()
+	col, group := cell.Column, w.groupID(cell.Column)
+	if cell.Operation == "copy_delete" {
+		id := w.promoteCopy(col)
+		err := w.svc.Delete(w.ctx, c, id)
+		switch after := w.episode(group, id); {
+		case err == nil && after != nil:
+			return "deleted, but the copy is still there"
+		case err != nil && after == nil:
+			return outcome(err) + ", but the copy is gone"
+		case w.status(w.m.CopySource, w.seeds[w.m.CopySource]) == "gone":
+			return outcome(err) + ", and the original is gone"
+		}
+		return outcome(err)
+	}
+	id, ok := w.copies[col]
+	if !ok {
+		id = w.promoteCopy(col)
+		w.copies[col] = id
+	}
+	before := w.episode(group, id)
+	var e *graph.Episode
+	var err error
+	switch cell.Operation {
+	case "copy_update":
+		text := "The copy of " + col + " as " + c.P.ID + " rewrote it."
+		e, err = w.svc.Update(w.ctx, c, id, service.Patch{Given: map[string]bool{"messages": true},
+			Memory: service.NewMemory{Text: text}})
+		if err == nil && (e.Content != text || e.GroupID != group) {
+			return fmt.Sprintf("rewritten wrongly: %q in %s", e.Content, e.GroupID)
+		}
+	case "copy_move":
+		e, err = w.svc.Update(w.ctx, c, id, service.Patch{Given: map[string]bool{"visibility": true},
+			Memory: service.NewMemory{Visibility: "private"}})
+		if err == nil {
+			return "allow, moved to " + e.GroupID
+		}
+	}
+	after := w.episode(group, id)
+	switch {
+	case after == nil:
+		return outcome(err) + ", but the copy left " + col
+	case after.ContentAgent != "":
+		return outcome(err) + ", and the copy is now agent " + after.ContentAgent + "'s own"
+	case err != nil && (after.Content != before.Content || after.Version != before.Version):
+		return outcome(err) + ", but the copy changed"
+	}
+	return outcome(err)
+}
+
+// copyTeam is a team made like one of the world's for a cell that dissolves it: a
+// copy of the copy_source seed its writer promoted there and rewrote to say planted,
+// and a memory its writer's agent wrote there.
+type copyTeam struct {
+	name, copy, own, planted string
+}
+
+// makeTeam creates a team like the world's team column (its owner and members).
+func (w *world) makeTeam(column string) string {
+	w.t.Helper()
+	w.fresh++
+	name, root := w.id(fmt.Sprintf("%s%d", column, w.fresh)), w.admin()
+	if err := w.svc.CreateTeam(w.ctx, root, name, w.id(w.m.World.TeamOwner(column))); err != nil {
+		w.t.Fatal(err)
+	}
+	for member, role := range w.m.World.Teams[column] {
+		if err := w.svc.SetMember(w.ctx, root, name, w.id(member), graph.Role(role)); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return name
+}
+
+// teamWithCopy makes a copyTeam like the world's team column.
+func (w *world) teamWithCopy(column string) copyTeam {
+	w.t.Helper()
+	ct := copyTeam{name: w.makeTeam(column)}
+	writerAgent := w.m.SeedWriters["team_"+column]
+	c := w.call(w.m.World.Agents[writerAgent], "trusted")
+	cp, err := w.svc.Promote(w.ctx, c, w.seeds[w.m.CopySource], "team:"+ct.name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ct.copy, ct.planted = cp.UUID, "planted"+strings.ReplaceAll(ct.name, "-", "")
+	if _, err := w.svc.Update(w.ctx, c, ct.copy, service.Patch{Given: map[string]bool{"messages": true},
+		Memory: service.NewMemory{Text: "Written into the copy by its promoter: " + ct.planted + "."}}); err != nil {
+		w.t.Fatal(err)
+	}
+	ct.own = w.mustAdd(c, service.NewMemory{AgentID: w.id(writerAgent), Visibility: "team", Team: ct.name,
+		Text: "A team memory of the writer's own."}).UUID
+	return ct
+}
+
+// runCopyDissolve dissolves, as the cell's principal, a team made like the world's
+// team of the column (ghost: one that does not exist), holding a rewritten copy and a
+// memory of its writer's agent. Dissolved, the team is gone, the memory is back in
+// its agent's private space, and the copy is erased with everything it said, never in
+// the private space of the agent it was copied from; refused, all is as it was.
+func (w *world) runCopyDissolve(cell accesstest.Cell) string {
+	w.t.Helper()
+	col := cell.Column
+	if _, ok := w.m.World.Teams[col]; !ok {
+		_, err := w.svc.DissolveTeam(w.ctx, w.principal(cell.Principal), w.id(col), false)
+		return outcome(err)
+	}
+	ct, ok := w.dissolve[col]
+	if !ok {
+		ct = w.teamWithCopy(col)
+		w.dissolve[col] = ct
+	}
+	c := w.principal(cell.Principal) // resolved once the team exists
+	d, err := w.svc.DissolveTeam(w.ctx, c, ct.name, false)
+	got := outcome(err)
+	_, terr := w.svc.GetTeam(w.ctx, w.admin(), ct.name)
+	gone := graph.ErrorCode(terr) == graph.ENOTFOUND
+	writer := w.id(w.m.SeedWriters["team_"+col])
+	source := "agent-" + w.id(w.m.SeedAgent(w.m.CopySource)) + "-private"
+	if err != nil {
+		if gone || w.episode("team-"+ct.name, ct.copy) == nil || w.episode("team-"+ct.name, ct.own) == nil {
+			return got + ", but the team or its memories are gone"
+		}
+		return got
+	}
+	delete(w.dissolve, col) // the next cell dissolves a team of its own
+	switch {
+	case !gone:
+		return "dissolved, but the team is still there"
+	case d.Erased != 1 || len(d.Moved) != 1 || d.Moved[writer] != 1:
+		return fmt.Sprintf("dissolved wrongly: moved %v, erased %d", d.Moved, d.Erased)
+	case w.episode("agent-"+writer+"-private", ct.own) == nil:
+		return "dissolved, but the writer's own memory is not back in its private space"
+	case w.episode(source, ct.copy) != nil || stored(w.t, ct.planted, "team-"+ct.name) != 0:
+		return "dissolved, but the copy or what it said is still stored"
+	}
+	return got
+}
+
+// runMoveIntoDissolved moves a private memory of the principal's agent (written by
+// the agent's owner) into a team made like the world's team of the column, with the
+// principal's request resolved before the team is dissolved (ghost: a team that
+// never existed). No memory or version may be left in the dissolved team's space;
+// refused, the memory stays where it was.
+func (w *world) runMoveIntoDissolved(cell accesstest.Cell) string {
+	w.t.Helper()
+	p := w.m.Principals[cell.Principal]
+	agent := w.id(p.Agent)
+	e := w.mustAdd(w.call(w.m.World.Agents[p.Agent], "trusted"), service.NewMemory{AgentID: agent, Visibility: "private",
+		Text: "A memory of " + agent + " moved into a dissolved team."})
+	team := w.id(cell.Column)
+	_, exists := w.m.World.Teams[cell.Column]
+	if exists {
+		team = w.makeTeam(cell.Column)
+	}
+	c := w.principal(cell.Principal) // as the team still is
+	if exists {
+		if _, err := w.svc.DissolveTeam(w.ctx, w.admin(), team, false); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	moved, err := w.svc.Update(w.ctx, c, e.UUID, service.Patch{Given: map[string]bool{"visibility": true, "team": true},
+		Memory: service.NewMemory{Visibility: "team", Team: team}})
+	got := outcome(err)
+	switch left := stored(w.t, "", "team-"+team); {
+	case left != 0:
+		return fmt.Sprintf("%s, and %d memories or versions are in the space of the team that does not exist", got, left)
+	case err == nil:
+		return "allow, moved to " + moved.GroupID
+	case w.episode("agent-"+agent+"-private", e.UUID) == nil:
+		return got + ", but the memory left its private space"
+	}
+	return got
 }
 
 // runAgent performs an agent operation on a fresh agent made like the world's agent of

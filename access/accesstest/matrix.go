@@ -19,17 +19,23 @@ type Matrix struct {
 	Spaces []string `json:"spaces"` // the columns of the memory operations
 	Agents []string `json:"agents"` // the columns of the agent operations
 	Teams  []string `json:"teams"`  // the columns of the team operations
+	// Copies are the columns of the copy operations: the spaces a promoted copy can be
+	// in (teams, global), each holding copies of CopySource's seed.
+	Copies []string `json:"copies"`
 	World  World    `json:"world"`
 	// PromoteToTeam is the team promote_team copies memories to.
 	PromoteToTeam string `json:"promote_to_team"`
 	// SeedWriters names, for the columns that are no agent's own (teams, global), the
 	// agent whose owner writes their memories (global: by promotion).
 	SeedWriters map[string]string `json:"seed_writers"`
+	// CopySource is the space column whose seed the copy operations' copies are
+	// promoted from, each by the SeedWriters agent's owner of the copy's column.
+	CopySource string `json:"copy_source"`
 	// Principals are the rows.
 	Principals map[string]Principal `json:"principals"`
 	// Expect[principal][operation] lists one outcome per column: in Spaces order for
 	// Operations, in Agents order for AgentOperations, in Teams order for
-	// TeamOperations.
+	// TeamOperations, in Copies order for CopyOperations.
 	Expect map[string]map[string]string `json:"expect"`
 }
 
@@ -53,16 +59,20 @@ type Principal struct {
 
 // Operations on memories, one cell per space, in the order the tests run them.
 var Operations = []string{"create", "get", "list", "search", "delete", "retry", "promote", "promote_team",
-	"update", "move", "get_expired", "create_over_quota", "resolve_conflict"}
+	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"share", "unshare", "transfer", "erase", "compact", "reflect"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
-var TeamOperations = []string{"dissolve"}
+var TeamOperations = []string{"dissolve", "copy_dissolve", "move_into_dissolved"}
 
-// Cell is one assertion: what Principal gets doing Operation on Column (a space of
-// Spaces or an agent of Agents).
+// CopyOperations on promoted copies, one cell per column of Copies, run after
+// TeamOperations.
+var CopyOperations = []string{"copy_update", "copy_delete", "copy_move"}
+
+// Cell is one assertion: what Principal gets doing Operation on Column (a column of
+// Spaces, Agents, Teams or Copies).
 type Cell struct {
 	Principal, Operation, Column, Want string
 }
@@ -85,10 +95,9 @@ func Load() (*Matrix, error) {
 	return &m, nil
 }
 
-// Cells returns every assertion in the order of Operations, AgentOperations, then
-// TeamOperations. It
-// fails on a principal without expectations, an operation it does not know, a missing
-// operation, or a row of the wrong length.
+// Cells returns every assertion in the order of Operations, AgentOperations,
+// TeamOperations, then CopyOperations. It fails on a principal without expectations,
+// an operation it does not know, a missing operation, or a row of the wrong length.
 func (m *Matrix) Cells() ([]Cell, error) {
 	columns := map[string][]string{}
 	for _, op := range Operations {
@@ -99,6 +108,9 @@ func (m *Matrix) Cells() ([]Cell, error) {
 	}
 	for _, op := range TeamOperations {
 		columns[op] = m.Teams
+	}
+	for _, op := range CopyOperations {
+		columns[op] = m.Copies
 	}
 	for name, ops := range m.Expect {
 		if _, ok := m.Principals[name]; !ok {
@@ -116,7 +128,7 @@ func (m *Matrix) Cells() ([]Cell, error) {
 	}
 	sort.Strings(names)
 	var cells []Cell
-	for _, op := range slices.Concat(Operations, AgentOperations, TeamOperations) {
+	for _, op := range slices.Concat(Operations, AgentOperations, TeamOperations, CopyOperations) {
 		for _, name := range names {
 			row, ok := m.Expect[name][op]
 			if !ok {
