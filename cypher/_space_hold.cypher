@@ -3,7 +3,10 @@
 // rest of the transaction, as a write to that space must: the write lock is taken
 // first and the holder looked up again under it, so an erasure (agent_erase_lock) or
 // a dissolution (team_lock) either waits for this write and takes the episode too, or
-// has committed and the row is dropped here.
+// has committed and the row is dropped here. The holder must also be the one the
+// write was judged against (ep.authorized_at: when the requester was resolved): an
+// agent or team created since, with the same id after an erasure or a dissolution,
+// is not, and the row is dropped too.
   OPTIONAL MATCH (a:Agent {id: ep.holder})
   SET a._lock = true
   REMOVE a._lock
@@ -12,5 +15,7 @@
   SET t._lock = true
   REMOVE t._lock
   WITH ep, t
-  WHERE (ep.holder IS NULL OR EXISTS { MATCH (:Agent {id: ep.holder}) })
-    AND (ep.team IS NULL OR EXISTS { MATCH (:Team {name: ep.team}) })
+  WHERE (ep.holder IS NULL OR EXISTS { MATCH (x:Agent {id: ep.holder})
+          WHERE ep.authorized_at IS NULL OR x.created_at IS NULL OR x.created_at <= ep.authorized_at })
+    AND (ep.team IS NULL OR EXISTS { MATCH (x:Team {name: ep.team})
+          WHERE ep.authorized_at IS NULL OR x.created_at IS NULL OR x.created_at <= ep.authorized_at })

@@ -73,6 +73,11 @@ type Episode struct {
 	// refuses it with EQUOTA over the limit. Not stored.
 	PublicQuota int
 
+	// AuthorizedAt, when not zero, is when the write was judged: the agent or team
+	// whose space it goes to must have existed then (else ENOTFOUND, as for one that is
+	// gone). Not stored.
+	AuthorizedAt time.Time
+
 	// DropVersions, on the episode an update returns, are the numbers of earlier
 	// versions to erase with the update: those that may not follow it into its new
 	// space. Not stored.

@@ -296,7 +296,7 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		CreatedAt: now, ValidAt: validAt, Status: graph.StatusQueued, RequesterID: c.P.ID,
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
 		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
-		ContentAgent: m.AgentID,
+		ContentAgent: m.AgentID, AuthorizedAt: c.ResolvedAt,
 	}
 }
 
@@ -488,6 +488,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp.IdempotencyKey, cp.RequestHash, cp.VisibilityRule = "", "", ""
 		// The copy is its promoter's: it never counts as its agent's own words.
 		cp.ContentAgent, cp.Version, cp.UpdatedAt, cp.UpdatedBy = "", 1, nil, ""
+		cp.AuthorizedAt = c.ResolvedAt
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
 	if err != nil {

@@ -63,6 +63,10 @@ type Service struct {
 type Call struct {
 	P         access.Principal
 	RequestID string
+	// ResolvedAt is when P was read. A write holds the agent or team whose space it
+	// goes to only if that agent or team existed then: one created since (after an
+	// erasure or a dissolution, with the same id) is not the one P was judged against.
+	ResolvedAt time.Time
 }
 
 // Resolve builds the principal of requester once per request. An error while
@@ -74,6 +78,7 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requ
 	if err := graph.CheckID("X-Requester-Id", requester); err != nil {
 		return Call{}, err
 	}
+	at := s.Now().UTC()
 	if !host.MayName(requester) {
 		c := Call{P: access.Principal{ID: requester, Host: host}, RequestID: requestID}
 		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
@@ -85,7 +90,7 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requ
 		}
 		return Call{}, err
 	}
-	return Call{P: access.NewPrincipal(requester, host, facts), RequestID: requestID}, nil
+	return Call{P: access.NewPrincipal(requester, host, facts), RequestID: requestID, ResolvedAt: at}, nil
 }
 
 // event builds an audit event of c's.

@@ -20,7 +20,8 @@ import (
 func episodeParams(e *graph.Episode) map[string]any {
 	s, _ := graph.ParseGroupID(e.GroupID)
 	// holder is the agent whose space it is, team the team's: nil for the others.
-	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": nullable(s.Agent), "team": nullable(s.Team)}
+	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": nullable(s.Agent), "team": nullable(s.Team),
+		"authorized_at": optZeroTime(e.AuthorizedAt)}
 }
 
 func episodeProps(e *graph.Episode) map[string]any {

@@ -145,6 +145,14 @@ func optTime(t *time.Time) any {
 	return t.UTC()
 }
 
+// optZeroTime is optTime for a time whose zero value means none.
+func optZeroTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
 func timePtr(v any) *time.Time {
 	t, ok := v.(time.Time)
 	if !ok {

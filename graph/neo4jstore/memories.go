@@ -274,7 +274,8 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, k
 		requeue := moved || next.Content != e.Content
 		if moved {
 			s := next.Space()
-			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": nullable(s.Agent), "team": nullable(s.Team)})
+			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": nullable(s.Agent), "team": nullable(s.Team),
+				"authorized_at": optZeroTime(next.AuthorizedAt)})
 			if err != nil {
 				return nil, err
 			}
