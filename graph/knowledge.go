@@ -117,9 +117,12 @@ type Queue interface {
 	// Renew extends worker's lease; ECONFLICT when the lease was lost.
 	Renew(ctx context.Context, id, worker string, lease time.Duration) error
 	// Complete saves the writes and marks their episodes done, all in one transaction
-	// (a group commit), each only if worker still holds its lease. The result has one
-	// entry per write: nil, or ECONFLICT when the lease was lost (nothing of that
-	// write is saved). An error from the database fails them all.
+	// (a group commit), each only if worker still holds its lease and the episode is
+	// still in the space and has the content the write was extracted from (a move or
+	// a rewrite queues it again, and the same worker may claim it again before the
+	// older write arrives). The result has one entry per write: nil, or ECONFLICT when
+	// the lease was lost (nothing of that write is saved). An error from the database
+	// fails them all.
 	Complete(ctx context.Context, worker string, ws []*GraphWrite) ([]error, error)
 	// Release records a failed attempt: the episode is queued again to be retried
 	// after retryAt, or failed with reason when retryAt is nil.

@@ -83,11 +83,11 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 	now := time.Now().UTC()
 	results := make([]error, len(ws))
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		uuids := make([]string, len(ws))
+		extracted := make([]map[string]any, len(ws))
 		for i, w := range ws {
-			uuids[i] = w.Episode.UUID
+			extracted[i] = map[string]any{"uuid": w.Episode.UUID, "group_id": w.Episode.GroupID, "content_hash": w.Episode.ContentHash}
 		}
-		records, err := db.txRun(ctx, tx, "episode_lease_check", map[string]any{"uuids": uuids, "worker": worker})
+		records, err := db.txRun(ctx, tx, "episode_lease_check", map[string]any{"episodes": extracted, "worker": worker})
 		if err != nil {
 			return nil, err
 		}
