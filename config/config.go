@@ -289,7 +289,11 @@ func Load(path string) (*Config, error) {
 			return nil, fmt.Errorf("config: read %s: %w", path, err)
 		}
 	}
-	if err := unknownFields(v); err != nil {
+	raw, err := fileMap(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unknownFields(v, raw); err != nil {
 		return nil, err
 	}
 	if path != "" {
@@ -339,7 +343,7 @@ var listEntries = map[string]reflect.Type{
 // listing the fields it has; and a list given as anything but a list of entries in the
 // file: a single map (which decoding would take as a one-entry list) or an environment
 // variable.
-func unknownFields(v *viper.Viper) error {
+func unknownFields(v *viper.Viper, raw map[string]any) error {
 	var problems []string
 	for _, key := range slices.Sorted(maps.Keys(listEntries)) {
 		fields := yamlFields(listEntries[key])
@@ -348,7 +352,13 @@ func unknownFields(v *viper.Viper) error {
 			problems = append(problems, fmt.Sprintf("%s: is a list of entries, set only in the configuration file, not by %s", key, env))
 			continue
 		}
-		switch list := v.Get(key).(type) {
+		// The file as written: viper folds the case of an entry's field names, so an
+		// "Admin: true" beside "admin: false" would silently win.
+		value := v.Get(key)
+		if written := fileValue(raw, key); written != nil {
+			value = written
+		}
+		switch list := value.(type) {
 		case nil, []map[string]any: // unset: the default, an empty list
 		case []any:
 			for i, entry := range list {
@@ -358,8 +368,7 @@ func unknownFields(v *viper.Viper) error {
 					continue
 				}
 				for _, name := range slices.Sorted(maps.Keys(m)) {
-					// Decoding matches field names regardless of case; so does this.
-					if !slices.Contains(fields, strings.ToLower(name)) {
+					if !slices.Contains(fields, name) {
 						problems = append(problems, fmt.Sprintf("%s[%d]: unknown field %q; known fields: %s",
 							key, i, name, strings.Join(fields, ", ")))
 					}
@@ -373,6 +382,41 @@ func unknownFields(v *viper.Viper) error {
 		return nil
 	}
 	return errors.New("config: " + strings.Join(problems, "\nconfig: "))
+}
+
+// fileMap is the configuration file as written, or nil without one.
+func fileMap(path string) (map[string]any, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	raw := map[string]any{}
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	return raw, nil
+}
+
+// fileValue is the value of a dotted key in the file as written (its sections named
+// in any case, as viper reads them), or nil.
+func fileValue(raw map[string]any, key string) any {
+	var cur any = raw
+	for _, part := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = nil
+		for k, v := range m {
+			if strings.EqualFold(k, part) {
+				cur = v
+			}
+		}
+	}
+	return cur
 }
 
 // yamlFields are the names of t's fields in the file, in their order.

@@ -1,6 +1,7 @@
-// Hold the agent or team whose space ep names (ep.holder: the agent of a private or
-// public space; ep.team: the team of a team's space; null for the others) for the
-// rest of the transaction, as a write to that space must: the write lock is taken
+// Hold the agent the episode is written for (ep.holder: whose space it is, or whose
+// memory it is in a team's, a shared or the global space) and the team whose space it
+// is (ep.team), null where there is none, for the rest of the transaction, as a write
+// must: the write lock is taken
 // first and the holder looked up again under it, so an erasure (agent_erase_lock) or
 // a dissolution (team_lock) either waits for this write and takes the episode too, or
 // has committed and the row is dropped here. The holder must also be the one the

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -250,7 +251,10 @@ func TestVersions_VisibilityRuleAndPromotion(t *testing.T) {
 		s.Limits.VisibilityRules = []service.VisibilityRule{{Name: "ssn", Pattern: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)}}
 	})
 	w := newTeamWorld(t, srv.URL, "rulev")
-	const secret = "123-45-6789"
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	// A number of its own: other tests' numbers are stored meanwhile.
+	secret := fmt.Sprintf("%03d-%02d-%04d", 100+int(r[0])%900, 10+int(r[1])%90, 1000+(int(r[2])<<8|int(r[3]))%9000)
 	write := func(text string) added {
 		var a added
 		w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": text, "visibility": "public"}, &a)
@@ -301,6 +305,17 @@ func TestVersions_VisibilityRuleAndPromotion(t *testing.T) {
 	w.admin.must(http.StatusOK, "GET", "/v1/audit?kind=namespace_denied&subject="+kept.ID, nil, &events)
 	if len(events.Events) != 2 {
 		t.Errorf("the refused promotions audited %d times, want 2", len(events.Events))
+	}
+
+	// Nor does a rewrite of a promoted copy put such text into the global space.
+	var harmless, copied added
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A harmless note.", "visibility": "public"}, &harmless)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/"+harmless.ID+"/promote", map[string]any{"target": "global"}, &copied)
+	if s, body := w.owner.patch(copied.ID, "", map[string]any{"messages": "Global now holds " + secret + "."}); s != http.StatusForbidden {
+		t.Errorf("rewriting the global copy with the number: %d %s, want 403", s, body)
+	}
+	if _, global := storedWith(t, secret, "global"); global != 0 {
+		t.Errorf("%d memories of the global space hold the number", global)
 	}
 }
 
@@ -420,6 +435,19 @@ func TestCompaction_DerivedFromHidden(t *testing.T) {
 	_, body := w.other.do("GET", "/v1/memories/"+c.ID+"/versions", nil)
 	if strings.Contains(string(body), a.ID) {
 		t.Errorf("another requester reads the private memory's id in the versions: %s", body)
+	}
+	// Nor through a copy it promotes into a team of its own.
+	team := "derive-other-" + w.team
+	w.admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
+	w.admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+w.other.requester, map[string]any{"role": "writer"}, nil)
+	status, body := w.other.do("POST", "/v1/memories/"+c.ID+"/promote", map[string]any{"target": "team:" + team})
+	var cp struct {
+		ID string `json:"id"`
+	}
+	mustDecode(t, status, http.StatusAccepted, body, &cp)
+	_, got := w.other.do("GET", "/v1/memories/"+cp.ID, nil)
+	if strings.Contains(string(body)+string(got), a.ID) {
+		t.Errorf("the promoted copy names the private memory: %s %s", body, got)
 	}
 }
 

@@ -242,18 +242,14 @@ func (s *Service) quotaExceeded(ctx context.Context, c Call, e *graph.Episode, e
 	return err
 }
 
-// classify returns the name of the first visibility rule whose pattern matches a
-// public or team write's content, or "": such a write goes to the agent's private
-// space. Rules never widen, so private writes are left alone.
+// classify returns the name of the first visibility rule whose pattern matches
+// content bound for a public, team or global space, or "": such a write goes to the
+// agent's private space, and such a copy is not made. Rules never widen, so private
+// writes are left alone.
 func (s *Service) classify(space graph.Space, agent, content string) string {
-	if space.Kind != graph.SpacePublic && space.Kind != graph.SpaceTeam {
+	if space.Kind != graph.SpacePublic && space.Kind != graph.SpaceTeam && space.Kind != graph.SpaceGlobal {
 		return ""
 	}
-	return s.matchRule(content)
-}
-
-// matchRule returns the name of the first visibility rule content matches, or "".
-func (s *Service) matchRule(content string) string {
 	for _, r := range s.Limits.VisibilityRules {
 		if r.Pattern.MatchString(content) {
 			return r.Name
@@ -476,7 +472,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		if e.GroupID == to.GroupID() {
 			return nil, nil, graph.Errorf(graph.EINVALID, "the memory is already in %s", target)
 		}
-		if rule := s.matchRule(e.Content); rule != "" { // a copy only ever widens
+		if rule := s.classify(to, e.AgentID, e.Content); rule != "" {
 			return nil, nil, forbid(e.UUID, to.GroupID(), "its content matches visibility rule "+rule+", which keeps it out of "+target)
 		}
 		now := s.Now().UTC()
@@ -486,14 +482,16 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
 		cp.PromotedFrom, cp.PromotedFromGroup, cp.PromotedBy, cp.PromotedAt = e.UUID, e.GroupID, c.P.ID, &now
 		cp.IdempotencyKey, cp.RequestHash, cp.VisibilityRule = "", "", ""
-		// The copy is its promoter's: it never counts as its agent's own words.
-		cp.ContentAgent, cp.Version, cp.UpdatedAt, cp.UpdatedBy = "", 1, nil, ""
+		// The copy is its promoter's: it never counts as its agent's own words, and
+		// what its original was written from is not its own provenance.
+		cp.ContentAgent, cp.Version, cp.UpdatedAt, cp.UpdatedBy, cp.DerivedFrom = "", 1, nil, "", nil
 		cp.AuthorizedAt = c.ResolvedAt
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
 	if err != nil {
 		return nil, s.recordIfForbidden(ctx, c, err)
 	}
+	s.provenance(c, copied)
 	return copied, nil
 }
 

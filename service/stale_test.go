@@ -16,8 +16,8 @@ import (
 // TestWrite_JudgedAgainstTheHolderItSaw: a request is judged on its requester as read
 // at its start. When the team or agent it writes to is dissolved or erased and created
 // again with the same name by someone else before the write lands, the write (a new
-// memory, a move, a promotion) reaches nothing (404) rather than the new team's or the
-// new owner's space.
+// memory, a move, a promotion; also one for the re-created agent into a team that
+// stayed) reaches nothing (404) rather than the new team's or the new owner's space.
 func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -49,13 +49,15 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 		}
 	}
 	alice, root := call("alice", trusted), call("root", admin)
-	agent, other, team := "ag-"+mark, "ag2-"+mark, "team-"+mark
+	agent, other, team, kept := "ag-"+mark, "ag2-"+mark, "team-"+mark, "kept-"+mark
 	for _, a := range []string{agent, other} {
 		_, err := svc.CreateAgent(ctx, alice, a, "")
 		must(err)
 	}
-	must(svc.CreateTeam(ctx, root, team, ""))
-	must(svc.SetMember(ctx, root, team, alice.P.ID, graph.RoleWriter))
+	for _, t := range []string{team, kept} {
+		must(svc.CreateTeam(ctx, root, t, ""))
+		must(svc.SetMember(ctx, root, t, alice.P.ID, graph.RoleWriter))
+	}
 	must(svc.SetPromoter(ctx, root, alice.P.ID, true))
 	add := func(c service.Call, m service.NewMemory) (*graph.Episode, error) {
 		added, errs := svc.Add(ctx, c, []service.NewMemory{m}, "")
@@ -84,6 +86,10 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 			_, err := add(stale, service.NewMemory{AgentID: other, Text: "planted in the new team", Visibility: "team", Team: team})
 			return err
 		},
+		"a new memory of the re-created agent in a team that stayed": func() error {
+			_, err := add(stale, service.NewMemory{AgentID: agent, Text: "in mallory's agent's name", Visibility: "team", Team: kept})
+			return err
+		},
 		"a new memory in the agent's private space": func() error {
 			_, err := add(stale, service.NewMemory{AgentID: agent, Text: "planted in mallory's agent", Visibility: "private"})
 			return err
@@ -102,7 +108,7 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 			t.Errorf("%s by the stale request: %v, want not found", name, err)
 		}
 	}
-	for _, group := range []string{graph.TeamSpace(team).GroupID(), graph.PrivateSpace(agent).GroupID()} {
+	for _, group := range []string{graph.TeamSpace(team).GroupID(), graph.TeamSpace(kept).GroupID(), graph.PrivateSpace(agent).GroupID()} {
 		if n := neo4jtest.Count(t, "MATCH (e:Episodic {group_id: $g}) RETURN count(e)", map[string]any{"g": group}); n != 0 {
 			t.Errorf("%d memories in %s after the stale writes", n, group)
 		}

@@ -273,8 +273,8 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, k
 		moved := next.GroupID != e.GroupID
 		requeue := moved || next.Content != e.Content
 		if moved {
-			s := next.Space()
-			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": nullable(s.Agent), "team": nullable(s.Team),
+			holder, team := holders(next)
+			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": holder, "team": team,
 				"authorized_at": optZeroTime(next.AuthorizedAt)})
 			if err != nil {
 				return nil, err
