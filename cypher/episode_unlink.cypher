@@ -1,9 +1,14 @@
 // Detach one episode from what was derived from it in its space $group_id: the facts
 // it alone supports are expired at $now when $retire (the episode's content changed:
 // memgate learned they are no longer stated; nothing is deleted) and deleted otherwise
-// (the episode is erased, or moved to another space where they are derived again);
-// facts others also support stop citing it; its mentions go, and entities left with
-// neither mentions nor facts go. Everything stays within $group_id.
+// (the episode is erased, or moved to another space where they are derived again).
+// A fact others also support is in the words of the first of its episodes (the one
+// that stated it first; graph_save): when that is this one, the fact is deleted too,
+// whatever $retire, and the others are queued to be extracted again (attempts 0,
+// lease ended), so they state it again in their own words; otherwise it only stops
+// citing this one. Its mentions go, and entities left with neither mentions nor facts
+// go, those at the ends of the facts deleted here among them. Everything stays within
+// $group_id.
 // Returns the entities it mentioned, or that ended the facts it supported, which
 // remain: their summaries are made again from what still supports them (see
 // entity_summary_sources), each with what its mention recorded in `removed`: [] when
@@ -33,10 +38,21 @@ WHERE e.group_id = $group_id
 OPTIONAL MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity)
 WHERE r.group_id = $group_id AND $uuid IN r.episodes
 WITH e, collect(r) AS facts, collect(s) + collect(t) AS ends
-WITH e, ends, [f IN facts WHERE size(f.episodes) > 1] AS shared, [f IN facts WHERE size(f.episodes) <= 1] AS only
+WITH e, ends, [f IN facts WHERE size(f.episodes) > 1 AND f.episodes[0] <> $uuid] AS shared,
+     [f IN facts WHERE size(f.episodes) > 1 AND f.episodes[0] = $uuid] AS worded,
+     [f IN facts WHERE size(f.episodes) <= 1] AS only
+CALL (worded) {
+  UNWIND worded AS r
+  UNWIND r.episodes AS id
+  WITH DISTINCT id
+  MATCH (x:Episodic {uuid: id})
+  WHERE x.group_id = $group_id AND id <> $uuid
+  SET x.status = 'queued', x.attempts = 0, x.retry_at = null, x.last_error = '',
+      x.lease_owner = null, x.lease_expires_at = null
+}
 FOREACH (r IN shared | SET r.episodes = [u IN r.episodes WHERE u <> $uuid])
 FOREACH (r IN CASE WHEN $retire THEN only ELSE [] END | SET r.expired_at = coalesce(r.expired_at, $now))
-FOREACH (r IN CASE WHEN $retire THEN [] ELSE only END | DELETE r)
+FOREACH (r IN CASE WHEN $retire THEN worded ELSE only + worded END | DELETE r)
 WITH e, ends
 OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)
 WITH e, ends, collect(m) AS mentions, collect(n) AS mentioned, collect(m {entity: n.uuid, .description}) AS said
@@ -46,7 +62,7 @@ WITH ends, mentioned, said
 UNWIND mentioned + ends AS n
 WITH DISTINCT n, mentioned, said
 WHERE n.group_id = $group_id
-WITH n, said, n IN mentioned AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-(:Entity) AS orphan
+WITH n, said, NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-(:Entity) AS orphan
 FOREACH (x IN CASE WHEN orphan THEN [n] ELSE [] END | DELETE x)
 WITH n, said, orphan
 WHERE NOT orphan

@@ -27,7 +27,8 @@ CALL () {
 }
 CALL () {
   // New facts, and existing ones with more supporting episodes or new temporal bounds.
-  // Both ends must be entities of the fact's own space.
+  // Both ends must be entities of the fact's own space. The first of its episodes is
+  // the one whose words it is (episode_unlink relies on it).
   UNWIND $facts AS f
   MATCH (s:Entity {uuid: f.source}), (t:Entity {uuid: f.target})
   WHERE s.group_id = f.group_id AND t.group_id = f.group_id

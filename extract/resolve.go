@@ -220,6 +220,7 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		if f := sameFact(existing, src.UUID, tgt.UUID, xf); f != nil {
 			if !slices.Contains(f.Episodes, ep.UUID) {
+				// After the first, whose words the fact keeps (episode_unlink relies on it).
 				f.Episodes = append(f.Episodes, ep.UUID)
 			}
 			if f.ExpiredAt != nil && f.InvalidAt == nil {

@@ -31,7 +31,7 @@ type Fact struct {
 	SourceUUID    string
 	TargetUUID    string
 	GroupID       string
-	Episodes      []string // the episodes that support it
+	Episodes      []string // the episodes that support it; the first stated it first, and Fact is its words
 	FactEmbedding []float32
 	CreatedAt     time.Time
 	ExpiredAt     *time.Time
