@@ -219,14 +219,16 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 			continue
 		}
 		if f := sameFact(existing, src.UUID, tgt.UUID, xf); f != nil {
+			if f.ExpiredAt != nil && f.InvalidAt == nil {
+				// Retracted when the memory stating it was changed, and stated again:
+				// it is current once more, this episode's alone and in its words (the
+				// retracted ones are the old content's, which no memory states now).
+				f.ExpiredAt, f.Episodes = nil, nil
+				f.Fact, f.FactEmbedding = xf.Fact, vectors[len(names)+i]
+			}
 			if !slices.Contains(f.Episodes, ep.UUID) {
 				// After the first, whose words the fact keeps (episode_unlink relies on it).
 				f.Episodes = append(f.Episodes, ep.UUID)
-			}
-			if f.ExpiredAt != nil && f.InvalidAt == nil {
-				// Retracted when the memory stating it was changed, and stated again:
-				// it is current once more.
-				f.ExpiredAt = nil
 			}
 			if f.ValidAt == nil && xf.ValidAt != nil {
 				f.ValidAt = xf.ValidAt

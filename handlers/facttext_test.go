@@ -211,3 +211,64 @@ func TestEntities_EndsOfRetiredFactsGo(t *testing.T) {
 		})
 	}
 }
+
+// TestFacts_RestatedInTheirOwnWords: a fact retracted when the memory stating it was
+// rewritten (expired, in the old content's words) and then stated again, by another
+// memory or by the rewritten one itself, holds again in the words of what states it
+// now: no requester reads the old content's words (a secret word of it) in a current
+// fact, an entity's summary, a search or an export, and the fact cites only what
+// states it.
+func TestFacts_RestatedInTheirOwnWords(t *testing.T) {
+	t.Parallel()
+	srv := newServerWith(t, matrixKeyring(), nil, func(*service.Service) {})
+	w := newTeamWorld(t, srv.URL, "frs")
+	ingest(t, "agent-"+w.agent+"-")
+	add := func(text string) string {
+		var a added
+		w.owner.must(http.StatusAccepted, "POST", "/v1/memories",
+			map[string]any{"agent_id": w.agent, "messages": text, "visibility": "public"}, &a)
+		waitStatus(t, w.owner, a.ID)
+		return a.ID
+	}
+	rewrite := func(id, text string) {
+		w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"messages": text}, nil)
+		waitStatus(t, w.owner, id)
+	}
+	secret := "xyzzy" + randomSuffix() + "plugh"
+	// By another memory: Zed0Q's fact is retracted, then a second memory states it.
+	old := add("Zed0Q works at Acme0Works and " + secret + " is the bunker code word.")
+	rewrite(old, "Zed0Q drinks green tea.")
+	other := add("Zed0Q works at Acme0Works.")
+	// By the same memory: Qix0's memory is rewritten to state its fact without the word.
+	same := add("Qix0 works at Bolt0Corp and " + secret + " opens the vault.")
+	rewrite(same, "Qix0 works at Bolt0Corp.")
+
+	want := map[string]struct {
+		fact string
+		by   string
+	}{"Zed0Q": {"Zed0Q works at Acme0Works", other}, "Qix0": {"Qix0 works at Bolt0Corp", same}}
+	for _, as := range []client{w.other, w.owner} {
+		for _, f := range publicFacts(as, w.agent) {
+			if strings.Contains(f.Fact, secret) || strings.Contains(f.Source.Summary+f.Target.Summary, secret) {
+				t.Errorf("%s reads the old content's words: %+v", as.requester, f)
+			}
+			if x, ok := want[f.Source.Name]; ok && f.Relation == "WORKS_AT" && (f.Fact != x.fact || !slices.Equal(f.Episodes, []string{x.by})) {
+				t.Errorf("%s reads %s's fact as %q citing %v, want %q citing %s", as.requester, f.Source.Name, f.Fact, f.Episodes, x.fact, x.by)
+			}
+		}
+	}
+	for _, expired := range []bool{false, true} {
+		status, out := w.other.do("POST", "/v1/memories/search",
+			map[string]any{"agent_id": w.agent, "query": "Zed0Q Qix0 " + secret, "include_expired": expired})
+		if status != http.StatusOK || strings.Contains(string(out), secret) {
+			t.Errorf("another requester's search (include_expired %v) answers %d %s", expired, status, out)
+		}
+	}
+	var out bytes.Buffer
+	if _, _, err := memgate.Export(context.Background(), memgate.New(srv.URL, matrixKeys["trusted"], w.other.requester), w.agent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Errorf("another requester's export holds the old content's words: %s", out.String())
+	}
+}
