@@ -27,6 +27,13 @@ func storedWith(t *testing.T, text, group string) (anywhere, there int64) {
 	return anywhere, there
 }
 
+// privateCount is how many memories agent's private space lists for its owner c.
+func privateCount(c client, agent string) int {
+	var list struct{ Items []memory }
+	c.must(http.StatusOK, "GET", "/v1/memories?agent_id="+agent+"&space=private", nil, &list)
+	return len(list.Items)
+}
+
 // TestDissolve_OnlyTheAgentsOwnWordsGoHome (finding 1): a promoted copy belongs to its
 // promoter and a memory another writer changed is no longer its agent's own (even
 // after its owner rewrote it: what the other wrote stays in its versions), so neither
@@ -113,10 +120,8 @@ func TestDissolve_OnlyTheAgentsOwnWordsGoHome(t *testing.T) {
 	if _, inPrivate := storedWith(t, "Planted by bob", private); inPrivate != 0 {
 		t.Errorf("%d of bob's texts are in alice's private space", inPrivate)
 	}
-	var list struct{ Items []memory }
-	alice.must(http.StatusOK, "GET", "/v1/memories?agent_id="+w.agent+"&space=private", nil, &list)
-	if len(list.Items) != 1 {
-		t.Errorf("alice's private space holds %d memories, want her own note", len(list.Items))
+	if n := privateCount(alice, w.agent); n != 1 {
+		t.Errorf("alice's private space holds %d memories, want her own note", n)
 	}
 }
 
@@ -158,10 +163,8 @@ func TestErase_TeamMemoriesNeverReachANewAgent(t *testing.T) {
 	if anywhere, _ := storedWith(t, "deploy key rotates", ""); anywhere != 0 {
 		t.Errorf("the erased agent's team memory is still stored (%d)", anywhere)
 	}
-	var list struct{ Items []memory }
-	mallory.must(http.StatusOK, "GET", "/v1/memories?agent_id="+w.agent+"&space=private", nil, &list)
-	if len(list.Items) != 0 {
-		t.Errorf("the new agent's private space holds %d memories of the erased one", len(list.Items))
+	if n := privateCount(mallory, w.agent); n != 0 {
+		t.Errorf("the new agent's private space holds %d memories of the erased one", n)
 	}
 }
 
