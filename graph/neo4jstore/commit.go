@@ -88,7 +88,8 @@ func (db *DB) commitNext() {
 
 // createTogether writes episodes in one transaction and returns each one's error:
 // gone when its agent or team no longer exists. When the transaction fails (one
-// episode's idempotency key taken meanwhile fails them all), each is written alone.
+// episode's idempotency key taken meanwhile fails them all), each is written alone,
+// unless the database was unavailable: then each gets that error.
 // An episode counted against a public-write quota is written alone, since a refusal
 // must undo its count.
 func (db *DB) createTogether(eps []*graph.Episode) []error {
@@ -121,7 +122,10 @@ func (db *DB) createTogether(eps []*graph.Episode) []error {
 		return nil, err
 	})
 	errs := make([]error, len(eps))
-	if err != nil && len(eps) > 1 {
+	// One by one only for what may be one write's fault (a key taken meanwhile); an
+	// unreachable database fails the whole group at once, not each of its writes
+	// after another wait as long.
+	if err != nil && len(eps) > 1 && graph.ErrorCode(err) != graph.EUNAVAILABLE {
 		for i, e := range eps {
 			errs[i] = db.createTogether([]*graph.Episode{e})[0]
 		}
