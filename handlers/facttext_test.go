@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	memgate "github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/service"
@@ -52,35 +51,7 @@ func TestFacts_FollowTheirMemories(t *testing.T) {
 	var svc *service.Service
 	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) { svc = s })
 
-	for _, c := range []struct {
-		name string
-		drop func(t *testing.T, w teamWorld, id string)
-	}{
-		{"delete", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusNoContent, "DELETE", "/v1/memories/"+id, nil, nil)
-		}},
-		{"expire", func(t *testing.T, w teamWorld, id string) {
-			soon := time.Now().Add(time.Second)
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"expires_at": soon.Format(time.RFC3339Nano)}, nil)
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if s, _ := w.owner.do("GET", "/v1/memories/"+id, nil); s == http.StatusNotFound {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the memory is still readable 10 s after it expired")
-				}
-			}
-			sweepTwice(t, svc)
-		}},
-		{"update", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"messages": "Zed0Q drinks green tea."}, nil)
-			waitStatus(t, w.owner, id)
-		}},
-		{"private", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"visibility": "private"}, nil)
-			waitStatus(t, w.owner, id)
-		}},
-	} {
+	for _, c := range withdrawals(&svc, "Zed0Q drinks green tea.") {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newTeamWorld(t, srv.URL, "ftx")
@@ -118,6 +89,9 @@ func TestFacts_FollowTheirMemories(t *testing.T) {
 			}
 
 			c.drop(t, w, first)
+			if c.name == "update" || c.name == "private" {
+				waitStatus(t, w.owner, first) // extracted again, from its new content or in its new space
+			}
 			waitStatus(t, w.owner, second) // extracted again, to state the fact in its own words
 
 			for _, as := range []client{w.other, w.owner} {
@@ -163,18 +137,10 @@ func TestFacts_FollowTheirMemories(t *testing.T) {
 func TestEntities_EndsOfRetiredFactsGo(t *testing.T) {
 	t.Parallel()
 	srv := newServerWith(t, matrixKeyring(), nil, func(*service.Service) {})
-	for _, c := range []struct {
-		name string
-		drop func(t *testing.T, w teamWorld, id string)
-	}{
-		{"delete", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusNoContent, "DELETE", "/v1/memories/"+id, nil, nil)
-		}},
-		{"private", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"visibility": "private"}, nil)
-			waitStatus(t, w.owner, id)
-		}},
-	} {
+	for _, c := range withdrawals(nil, "") {
+		if c.name != "delete" && c.name != "private" {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newTeamWorld(t, srv.URL, "fte")
@@ -198,6 +164,9 @@ func TestEntities_EndsOfRetiredFactsGo(t *testing.T) {
 			w.other.must(http.StatusOK, "GET", "/v1/entities/"+zinnia, nil, nil)
 
 			c.drop(t, w, a.ID)
+			if c.name == "private" {
+				waitStatus(t, w.owner, a.ID)
+			}
 			if status, out := w.other.do("GET", "/v1/entities/"+zinnia, nil); status != http.StatusNotFound {
 				t.Errorf("another requester reads ZinniaDel0q after the memory went: %d %s", status, out)
 			}

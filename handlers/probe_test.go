@@ -387,19 +387,8 @@ func withdraw(t *testing.T, bob client, withdrawn map[string]*seed, employer str
 	}
 	bob.must(http.StatusNoContent, "DELETE", "/v1/memories/"+withdrawn["deleted"].memory, nil, nil)
 	expired := withdrawn["expired"].memory
-	bob.must(http.StatusOK, "PATCH", "/v1/memories/"+expired, map[string]any{
-		"expires_at": time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)}, nil)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if status, _ := bob.do("GET", "/v1/memories/"+expired, nil); status == http.StatusNotFound {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the expiring memory never expired")
-		}
-	}
 	db := neo4jtest.DB(t)
-	sweeper := &service.Service{Mem: db, Dir: db, Audit: db, Log: neo4jtest.Logger(t), Now: time.Now}
-	sweepTwice(t, sweeper)
+	expireAndSweep(t, bob, expired, &service.Service{Mem: db, Dir: db, Audit: db, Log: neo4jtest.Logger(t), Now: time.Now})
 	if n := neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": expired}); n != 0 {
 		t.Fatal("the sweep left the expired memory")
 	}

@@ -52,33 +52,7 @@ func TestSummaries_FollowTheirMemories(t *testing.T) {
 	var svc *service.Service
 	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) { svc = s })
 
-	for _, c := range []struct {
-		name string
-		drop func(t *testing.T, w teamWorld, id string)
-	}{
-		{"delete", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusNoContent, "DELETE", "/v1/memories/"+id, nil, nil)
-		}},
-		{"expire", func(t *testing.T, w teamWorld, id string) {
-			soon := time.Now().Add(time.Second)
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"expires_at": soon.Format(time.RFC3339Nano)}, nil)
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if s, _ := w.owner.do("GET", "/v1/memories/"+id, nil); s == http.StatusNotFound {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the memory is still readable 10 s after it expired")
-				}
-			}
-			sweepTwice(t, svc)
-		}},
-		{"update", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"messages": "Dana Reyes sorts old letters."}, nil)
-		}},
-		{"private", func(t *testing.T, w teamWorld, id string) {
-			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"visibility": "private"}, nil)
-		}},
-	} {
+	for _, c := range withdrawals(&svc, "Dana Reyes sorts old letters.") {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newTeamWorld(t, srv.URL, "sum")
@@ -182,4 +156,45 @@ func TestSummaries_FollowTheirMemories(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withdrawal is one way an owner takes a public memory back from its readers.
+type withdrawal struct {
+	name string
+	drop func(t *testing.T, w teamWorld, id string)
+}
+
+// withdrawals are the ways of taking a memory back: delete it, let it expire and sweep
+// (with *svc, set once the server is built), replace its content with rewrite, move it
+// to its agent's private space.
+func withdrawals(svc **service.Service, rewrite string) []withdrawal {
+	return []withdrawal{
+		{"delete", func(t *testing.T, w teamWorld, id string) {
+			w.owner.must(http.StatusNoContent, "DELETE", "/v1/memories/"+id, nil, nil)
+		}},
+		{"expire", func(t *testing.T, w teamWorld, id string) { expireAndSweep(t, w.owner, id, *svc) }},
+		{"update", func(t *testing.T, w teamWorld, id string) {
+			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"messages": rewrite}, nil)
+		}},
+		{"private", func(t *testing.T, w teamWorld, id string) {
+			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"visibility": "private"}, nil)
+		}},
+	}
+}
+
+// expireAndSweep makes owner's memory id expire at once, waits until it reads as gone,
+// and sweeps it as two memgate processes would.
+func expireAndSweep(t *testing.T, owner client, id string, svc *service.Service) {
+	t.Helper()
+	soon := time.Now().Add(500 * time.Millisecond)
+	owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"expires_at": soon.Format(time.RFC3339Nano)}, nil)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if s, _ := owner.do("GET", "/v1/memories/"+id, nil); s == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the memory is still readable 10 s after it expired")
+		}
+	}
+	sweepTwice(t, svc)
 }
