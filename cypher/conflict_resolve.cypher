@@ -1,17 +1,17 @@
 // Resolve an open conflict of space $group_id, after conflict_lock in the same
-// transaction: $keep old (the new fact never held: invalid_at its valid_at, expired
-// now), new (the old fact ends when the new one began, and is expired now), or both
-// (neither changes). Either way both facts stop naming the conflict.
+// transaction: the two facts' times as graph.Fact.End left them ($old, $new: valid_at,
+// invalid_at, expired_at, valid_at_assumed, overruled_valid_at), the conflict marked
+// resolved with $keep, and both facts no longer naming it.
 MATCH (c:Conflict {uuid: $uuid})
 WHERE c.group_id = $group_id AND c.keep IS NULL
 MATCH (:Entity)-[o:RELATES_TO {uuid: c.old_fact}]->(:Entity)
 WHERE o.group_id = c.group_id
 MATCH (:Entity)-[n:RELATES_TO {uuid: c.new_fact}]->(:Entity)
 WHERE n.group_id = c.group_id
-FOREACH (_ IN CASE WHEN $keep = 'new' THEN [1] ELSE [] END |
-  SET o.invalid_at = coalesce(o.invalid_at, n.valid_at, c.created_at), o.expired_at = coalesce(o.expired_at, $now))
-FOREACH (_ IN CASE WHEN $keep = 'old' THEN [1] ELSE [] END |
-  SET n.invalid_at = coalesce(n.invalid_at, n.valid_at, c.created_at), n.expired_at = coalesce(n.expired_at, $now))
+SET o.valid_at = $old.valid_at, o.invalid_at = $old.invalid_at, o.expired_at = $old.expired_at,
+    o.valid_at_assumed = $old.valid_at_assumed, o.overruled_valid_at = $old.overruled_valid_at,
+    n.valid_at = $new.valid_at, n.invalid_at = $new.invalid_at, n.expired_at = $new.expired_at,
+    n.valid_at_assumed = $new.valid_at_assumed, n.overruled_valid_at = $new.overruled_valid_at
 SET o.conflicts = [x IN coalesce(o.conflicts, []) WHERE x <> c.uuid],
     n.conflicts = [x IN coalesce(n.conflicts, []) WHERE x <> c.uuid],
     c.keep = $keep, c.resolved_by = $by, c.resolved_at = $now

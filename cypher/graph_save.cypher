@@ -36,6 +36,7 @@ CALL () {
   SET r.name = f.name, r.fact = f.fact, r.fact_embedding = f.fact_embedding, r.episodes = f.episodes,
       r.created_at = f.created_at, r.expired_at = f.expired_at, r.valid_at = f.valid_at,
       r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms,
+      r.valid_at_assumed = f.valid_at_assumed, r.overruled_valid_at = f.overruled_valid_at,
       r.reference_time = coalesce(f.reference_time, r.reference_time), r.conflicts = f.conflicts
   SET r.group_id = f.group_id
 }

@@ -230,11 +230,11 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 				// After the first, whose words the fact keeps (episode_unlink relies on it).
 				f.Episodes = append(f.Episodes, ep.UUID)
 			}
-			if f.ValidAt == nil && xf.ValidAt != nil {
-				f.ValidAt = xf.ValidAt
+			if xf.ValidAt != nil {
+				f.Start(*xf.ValidAt)
 			}
-			if f.InvalidAt == nil && xf.InvalidAt != nil {
-				f.InvalidAt, f.ExpiredAt = xf.InvalidAt, &now
+			if xf.InvalidAt != nil {
+				f.End(*xf.InvalidAt, now)
 			}
 			changed[f.UUID] = f
 			continue
@@ -245,16 +245,16 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		f := &graph.Fact{UUID: stableUUID(ep.GroupID, src.UUID, xf.Relation, tgt.UUID, validKey), Name: xf.Relation,
 			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
-			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, InvalidAt: xf.InvalidAt,
-			ReferenceTime: ep.ValidAt}
+			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, ReferenceTime: ep.ValidAt}
 		switch {
-		case f.InvalidAt != nil:
-			f.ExpiredAt = &now
+		case xf.InvalidAt != nil:
+			f.End(*xf.InvalidAt, now)
 		case f.ValidAt == nil:
-			// Said in the present with no start: it held at least from the episode's
-			// reference time, so a search as of an earlier time does not return it.
+			// Said in the present with no start: Graphiti's convention puts its start at
+			// the episode's reference time; memgate records that it was assumed, so an
+			// end stated later and earlier than that leaves the start unknown.
 			from := ep.ValidAt
-			f.ValidAt = &from
+			f.ValidAt, f.StartAssumed = &from, true
 		}
 		existing = append(existing, f)
 		changed[f.UUID] = f
@@ -319,12 +319,14 @@ func (r *Resolver) invalidate(ctx context.Context, ep *graph.Episode, stored, ad
 			conflicts = append(conflicts, c)
 			continue
 		}
-		if p.Stored.ValidAt != nil && p.New.ValidAt.Before(*p.Stored.ValidAt) {
-			p.New.InvalidAt, p.New.ExpiredAt = p.Stored.ValidAt, &now
+		if p.Stored.ValidAt != nil && !p.Stored.StartAssumed && p.New.ValidAt != nil && p.New.ValidAt.Before(*p.Stored.ValidAt) {
+			p.New.End(*p.Stored.ValidAt, now) // the new fact tells of a time before the stored one began
 			continue
 		}
-		p.Stored.InvalidAt, p.Stored.ExpiredAt = p.New.ValidAt, &now
-		changed[p.Stored.UUID] = p.Stored
+		if p.New.ValidAt != nil {
+			p.Stored.End(*p.New.ValidAt, now)
+			changed[p.Stored.UUID] = p.Stored
+		}
 	}
 	return conflicts, nil
 }

@@ -37,8 +37,14 @@ type Fact struct {
 	ExpiredAt     *time.Time
 	ValidAt       *time.Time
 	InvalidAt     *time.Time
-	ReferenceTime time.Time // the reference time of the episode that first stated it (Graphiti's reference_time)
-	Conflicts     []string  // the open conflicts it is part of (memory.conflicts: review)
+	// StartAssumed: the text gave no start, and ValidAt is the reference time of the
+	// episode that stated it (Graphiti's convention), not a date anyone stated.
+	StartAssumed bool
+	// OverruledStart is a stated start a later statement overruled: it ended the fact
+	// before that start (End). ValidAt is then unknown.
+	OverruledStart *time.Time
+	ReferenceTime  time.Time // the reference time of the episode that first stated it (Graphiti's reference_time)
+	Conflicts      []string  // the open conflicts it is part of (memory.conflicts: review)
 }
 
 // Conflict is a contradiction held for review (memory.conflicts: review): a new fact

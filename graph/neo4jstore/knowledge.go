@@ -40,8 +40,9 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"group_id": f.GroupID, "episodes": nonNil(f.Episodes), "fact_embedding": floats(f.FactEmbedding),
 			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
 			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
-			"reference_time": optTime(nonZero(f.ReferenceTime)),
-			"conflicts":      optList(f.Conflicts),
+			"reference_time":   optTime(nonZero(f.ReferenceTime)),
+			"valid_at_assumed": f.StartAssumed, "overruled_valid_at": optTime(f.OverruledStart),
+			"conflicts": optList(f.Conflicts),
 		}
 	}
 	return rows
@@ -99,7 +100,9 @@ func factFromProps(p map[string]any) *graph.Fact {
 	f := &graph.Fact{UUID: str(p["uuid"]), Name: str(p["name"]), Fact: str(p["fact"]), GroupID: str(p["group_id"]),
 		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
 		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"]),
-		ReferenceTime: tm(p["reference_time"]), Conflicts: strList(p["conflicts"])}
+		ReferenceTime: tm(p["reference_time"]), Conflicts: strList(p["conflicts"]),
+		OverruledStart: timePtr(p["overruled_valid_at"])}
+	f.StartAssumed, _ = p["valid_at_assumed"].(bool)
 	return f
 }
 

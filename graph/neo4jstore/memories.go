@@ -429,7 +429,8 @@ func (db *DB) ResolveConflict(ctx context.Context, id string, vis graph.Visible,
 		}
 		// Both facts must still be readable: one whose memories expired or went is
 		// gone for every reader, and resolving would change what no one can see.
-		for _, f := range []string{c.Old, c.New} {
+		var facts [2]*graph.Fact
+		for i, f := range []string{c.Old, c.New} {
 			readable, err := db.txRun(ctx, tx, "fact_get", visParams(graph.Visible{GroupIDs: []string{c.GroupID}},
 				map[string]any{"uuid": f, "embeddings": false}))
 			if err != nil {
@@ -439,9 +440,23 @@ func (db *DB) ResolveConflict(ctx context.Context, id string, vis graph.Visible,
 				return nil, graph.Errorf(graph.ENOTFOUND,
 					"conflict not found: one of its facts is gone (the memories stating it expired or were deleted); nothing was changed")
 			}
+			facts[i] = factHit(readable[0].Values[:3], 0).Fact
+		}
+		// Then the temporal rules, as the resolver applies them: kept new, the old fact
+		// ends when the new one began; kept old, the new one never held.
+		older, newer, now := facts[0], facts[1], time.Now().UTC()
+		began := c.CreatedAt
+		if newer.ValidAt != nil {
+			began = *newer.ValidAt
+		}
+		switch keep {
+		case graph.KeepNew:
+			older.End(began, now)
+		case graph.KeepOld:
+			newer.End(began, now)
 		}
 		records, err := db.txRun(ctx, tx, "conflict_resolve", map[string]any{"uuid": id, "group_id": c.GroupID,
-			"keep": keep, "by": by, "now": time.Now().UTC()})
+			"keep": keep, "by": by, "now": now, "old": intervalRow(older), "new": intervalRow(newer)})
 		if err != nil {
 			return nil, err
 		}
@@ -468,4 +483,10 @@ func (db *DB) ResolveConflict(ctx context.Context, id string, vis graph.Visible,
 		*f.dst = *got
 	}
 	return hit, nil
+}
+
+// intervalRow is what conflict_resolve writes of a fact's time.
+func intervalRow(f *graph.Fact) map[string]any {
+	return map[string]any{"valid_at": optTime(f.ValidAt), "invalid_at": optTime(f.InvalidAt), "expired_at": optTime(f.ExpiredAt),
+		"valid_at_assumed": f.StartAssumed, "overruled_valid_at": optTime(f.OverruledStart)}
 }

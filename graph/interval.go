@@ -1,0 +1,41 @@
+package graph
+
+import "time"
+
+// End is the one way a fact stops holding: at is when it ended in the world, now when
+// memgate learned it (ExpiredAt, kept if already set). An interval never inverts: an
+// end before the fact's start leaves the start unknown (nil), recording a stated start
+// as overruled by the later statement that ended it; an assumed start was never said.
+// A fact already ended keeps its end.
+func (f *Fact) End(at, now time.Time) {
+	if f.InvalidAt != nil {
+		return
+	}
+	if f.ValidAt != nil && at.Before(*f.ValidAt) {
+		if !f.StartAssumed {
+			f.OverruledStart = f.ValidAt
+		}
+		f.ValidAt, f.StartAssumed = nil, false
+	}
+	f.InvalidAt = &at
+	if f.ExpiredAt == nil {
+		f.ExpiredAt = &now
+	}
+}
+
+// Start records a start the text stated. It replaces an assumed one, and fills an
+// unknown one unless the fact ended before it (a later statement's end stands).
+func (f *Fact) Start(at time.Time) {
+	if f.InvalidAt != nil && !at.Before(*f.InvalidAt) {
+		return
+	}
+	if f.ValidAt == nil || f.StartAssumed {
+		f.ValidAt, f.StartAssumed = &at, false
+	}
+}
+
+// HoldsAt reports whether f held at t in the world as far as memgate knows: from its
+// start (any time before, when unknown) until its end.
+func (f *Fact) HoldsAt(t time.Time) bool {
+	return (f.ValidAt == nil || !f.ValidAt.After(t)) && (f.InvalidAt == nil || f.InvalidAt.After(t))
+}
