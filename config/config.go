@@ -293,6 +293,9 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := foldedKeys(raw, ""); err != nil {
+		return nil, err
+	}
 	if err := unknownFields(v, raw); err != nil {
 		return nil, err
 	}
@@ -400,8 +403,26 @@ func fileMap(path string) (map[string]any, error) {
 	return raw, nil
 }
 
-// fileValue is the value of a dotted key in the file as written (its sections named
-// in any case, as viper reads them), or nil.
+// foldedKeys refuses a key of the file written in other than lower case: viper reads
+// keys regardless of case, so a "Memory:" section beside "memory:" would silently
+// replace it (its visibility rules gone), "Keys:" beside "keys:" the host keys.
+// List entries are checked apart (unknownFields), as written.
+func foldedKeys(raw map[string]any, prefix string) error {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if k != strings.ToLower(k) {
+			return fmt.Errorf("config: %s%s: keys are written in lower case (%s%s)", prefix, k, prefix, strings.ToLower(k))
+		}
+		if m, ok := raw[k].(map[string]any); ok {
+			if err := foldedKeys(m, prefix+k+"."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fileValue is the value of a dotted key in the file as written (in lower case, as
+// foldedKeys made sure), or nil.
 func fileValue(raw map[string]any, key string) any {
 	var cur any = raw
 	for _, part := range strings.Split(key, ".") {
@@ -409,12 +430,7 @@ func fileValue(raw map[string]any, key string) any {
 		if !ok {
 			return nil
 		}
-		cur = nil
-		for k, v := range m {
-			if strings.EqualFold(k, part) {
-				cur = v
-			}
-		}
+		cur = m[part]
 	}
 	return cur
 }
