@@ -193,7 +193,8 @@ func ForgetEventsAbout(tb testing.TB, ids []string) {
 
 // Forget erases, when the test ends, everything it stored under ids that contain
 // mark (a random suffix of the test's own), so the shared test database holds no test
-// data after a run. A mark shorter than 6 characters is refused: it would match other
+// data after a run; first it checks the graph invariants over it, failing the test
+// that broke one. A mark shorter than 6 characters is refused: it would match other
 // tests' data.
 func Forget(tb testing.TB, mark string) {
 	tb.Helper()
@@ -206,6 +207,7 @@ func Forget(tb testing.TB, mark string) {
 		// sweeper's, for a memory of the global space): their ids are read first, and
 		// the events erased once the memories are, so a sweeper erasing one meanwhile
 		// leaves nothing behind either.
+		checkInvariants(tb, target, mark)
 		ids, err := column(target, memoryIDs, map[string]any{"mark": mark})
 		if err != nil {
 			tb.Errorf("reading the test's memory ids (mark %s): %v", mark, err)
@@ -220,6 +222,38 @@ func Forget(tb testing.TB, mark string) {
 			tb.Errorf("erasing orphaned global entities: %v", err)
 		}
 	})
+}
+
+// invariants are what every graph memgate writes must satisfy, each a query over the
+// spaces whose group_id contains $mark that returns the ids breaking it.
+var invariants = []struct{ name, query string }{
+	{"no fact ends before it begins", `MATCH ()-[r:RELATES_TO]->() WHERE r.group_id CONTAINS $mark AND r.invalid_at < r.valid_at
+		RETURN r.uuid LIMIT 20`},
+	{"a fact and its two entities are in one space", `MATCH (s)-[r:RELATES_TO]->(t) WHERE r.group_id CONTAINS $mark
+		AND (s.group_id <> r.group_id OR t.group_id <> r.group_id) RETURN r.uuid LIMIT 20`},
+	{"a mention stays within its space", `MATCH (e:Episodic)-[m:MENTIONS]->(n:Entity) WHERE e.group_id CONTAINS $mark
+		AND (n.group_id <> e.group_id OR m.group_id <> e.group_id) RETURN e.uuid + ' -> ' + n.uuid LIMIT 20`},
+	{"every fact has a supporting episode", `MATCH (s)-[r:RELATES_TO]->() WHERE r.group_id CONTAINS $mark AND s.seeded IS NULL
+		AND size(coalesce(r.episodes, [])) = 0 RETURN r.uuid LIMIT 20`},
+	{"every timestamp is a native DateTime", `MATCH ()-[r:RELATES_TO]->() WHERE r.group_id CONTAINS $mark
+		AND any(v IN [r.created_at, r.valid_at, r.invalid_at, r.expired_at] WHERE v IS NOT NULL AND NOT valueType(v) STARTS WITH 'ZONED DATETIME')
+		RETURN r.uuid LIMIT 20`},
+}
+
+// checkInvariants fails tb, naming the invariant and the ids, for each invariant the
+// graph the test stored under mark breaks.
+func checkInvariants(tb testing.TB, uri, mark string) {
+	tb.Helper()
+	for _, inv := range invariants {
+		ids, err := column(uri, inv.query, map[string]any{"mark": mark})
+		if err != nil {
+			tb.Errorf("checking %q (mark %s): %v", inv.name, mark, err)
+			continue
+		}
+		if len(ids) > 0 {
+			tb.Errorf("graph invariant broken, %s: %v", inv.name, ids)
+		}
+	}
 }
 
 // Run executes one auto-commit statement (as CALL ... IN TRANSACTIONS needs) on the
