@@ -12,22 +12,41 @@ import (
 // assumed (today); the second ends it in March 2024, before that assumed start: the
 // start becomes unknown instead of the interval inverting, and the graph answers the
 // past over REST and MCP: as of January 2024 Acme, as of 2025 Globex, now Globex, with
-// history both.
+// history both. The same when the second message comes as a rewrite (PATCH) of
+// another memory, extracted again.
 func TestQuickstart_AsOf(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
-	w := newTeamWorld(t, srv.URL, "qs")
+	for _, patched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "posted", true: "patched"}[patched], func(t *testing.T) {
+			t.Parallel()
+			quickstart(t, srv.URL, patched)
+		})
+	}
+}
+
+func quickstart(t *testing.T, base string, patched bool) {
+	w := newTeamWorld(t, base, "qs")
 	ingest(t, "agent-"+w.agent+"-")
-	for _, text := range []string{"Alice works at Acme as an engineer.", "In March 2024 Alice left Acme and joined Globex."} {
-		var a added
-		w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": text}, &a)
-		waitStatus(t, w.owner, a.ID)
+	second := "In March 2024 Alice left Acme and joined Globex."
+	texts := []string{"Alice works at Acme as an engineer.", second}
+	if patched {
+		texts[1] = "Alice likes green tea."
+	}
+	var last added
+	for _, text := range texts {
+		w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": text}, &last)
+		waitStatus(t, w.owner, last.ID)
+	}
+	if patched {
+		w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+last.ID, map[string]any{"messages": second}, nil)
+		waitStatus(t, w.owner, last.ID)
 	}
 	if n := neo4jtest.Count(t, "MATCH ()-[r:RELATES_TO]->() WHERE r.group_id STARTS WITH $g AND r.invalid_at < r.valid_at RETURN count(r)",
 		map[string]any{"g": "agent-" + w.agent + "-"}); n != 0 {
 		t.Errorf("%d facts end before they begin", n)
 	}
-	session := mcpSession(t, srv.URL, w.owner.key, w.owner.requester)
+	session := mcpSession(t, base, w.owner.key, w.owner.requester)
 	for _, c := range []struct {
 		name  string
 		extra map[string]any
