@@ -12,6 +12,10 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/memgate/memgate/graph"
 )
 
@@ -161,10 +165,20 @@ func subsetOf(a, b []string) bool {
 }
 
 // Normalize is the form names are compared in: lower case, single spaces, no
-// surrounding punctuation.
+// surrounding punctuation, no accents (Tomás and Tomas are one name: a small model
+// writes either).
 func Normalize(name string) string {
+	if folded, _, err := transform.String(unaccent(), name); err == nil {
+		name = folded
+	}
 	name = strings.ToLower(strings.Join(strings.Fields(name), " "))
 	return strings.TrimFunc(name, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+// unaccent takes the accents off letters: decomposed, without the combining marks. A
+// chain keeps state, so each use makes its own.
+func unaccent() transform.Transformer {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 }
 
 func typeName(t string, types []EntityType) string {
