@@ -91,9 +91,16 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 			Name: name, Type: typeName(e.Type, types), Summary: graph.CleanText(e.Summary, graph.MaxSummaryRunes),
 		})
 	}
+	typeOf := map[string]string{}
+	for _, e := range out.Entities {
+		typeOf[e.Name] = e.Type
+	}
 	for _, f := range x.Facts {
 		src, tgt := salvage(f.Source, known), salvage(f.Target, known)
 		rel := relationName(f.Relation)
+		if fits(rel, typeOf[tgt], typeOf[src]) && !fits(rel, typeOf[src], typeOf[tgt]) {
+			src, tgt = tgt, src // "Northwind WORKS_AT Tomás": the ends the wrong way round
+		}
 		reason := ""
 		switch {
 		case src == "" || tgt == "":
@@ -102,6 +109,8 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 			reason = "same_entity"
 		case rel == "":
 			reason = "bad_relation"
+		case !fits(rel, typeOf[src], typeOf[tgt]):
+			reason = "wrong_types"
 		case len(out.Facts) == maxFacts:
 			reason = "over_limit"
 		}
@@ -123,8 +132,28 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 	return out, drops
 }
 
+// relationEnds are the types of the ends of the built-in relations whose ends have one
+// type: a fact of one of them is turned round when its ends are the other way round,
+// and dropped (wrong_types) when they are of other types ("Priya LIVES_IN Contoso",
+// an organization). An end of no known type fits anything.
+var relationEnds = map[string][2]string{
+	"WORKS_AT": {"Person", "Organization"}, "LIVES_IN": {"Person", "Location"}, "REPORTS_TO": {"Person", "Person"},
+	"MARRIED_TO": {"Person", "Person"}, "SIBLING_OF": {"Person", "Person"}, "PARTNER_OF": {"Person", "Person"},
+}
+
+// fits reports whether a fact of rel may join an end of type src to one of type tgt.
+// Only the default types are judged: a deployment's own types (ingest.entity_types)
+// may name the same things otherwise.
+func fits(rel, src, tgt string) bool {
+	want, ok := relationEnds[rel]
+	judged := func(typ, wanted string) bool {
+		return typ == wanted || !slices.ContainsFunc(DefaultEntityTypes, func(t EntityType) bool { return t.Name == typ })
+	}
+	return !ok || (judged(src, want[0]) && judged(tgt, want[1]))
+}
+
 // Drop is one entity or fact Clean dropped, and why: empty_name, over_limit,
-// unknown_entity, same_entity, bad_relation.
+// unknown_entity, same_entity, bad_relation, wrong_types.
 type Drop struct {
 	What, Reason, Text string
 }
