@@ -42,7 +42,7 @@ var thirdParty = map[string][]string{
 	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
 	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
 	"eval":                              {"github.com/neo4j/neo4j-go-driver"},
-	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid"},
+	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid", "golang.org/x/text"},
 }
 
 func TestLayout_DependencyDirection(t *testing.T) {
