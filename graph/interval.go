@@ -33,9 +33,3 @@ func (f *Fact) Start(at time.Time) {
 		f.ValidAt, f.StartAssumed = &at, false
 	}
 }
-
-// HoldsAt reports whether f held at t in the world as far as memgate knows: from its
-// start (any time before, when unknown) until its end.
-func (f *Fact) HoldsAt(t time.Time) bool {
-	return (f.ValidAt == nil || !f.ValidAt.After(t)) && (f.InvalidAt == nil || f.InvalidAt.After(t))
-}

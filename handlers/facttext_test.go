@@ -58,13 +58,7 @@ func TestFacts_FollowTheirMemories(t *testing.T) {
 			ingest(t, "agent-"+w.agent+"-")
 			secret := "xyzzy" + randomSuffix() + "plugh"
 			lasting := "Zed0Q works at Acme0Works" // the offline extractor's fact of the lasting memory
-			add := func(text string) string {
-				var a added
-				w.owner.must(http.StatusAccepted, "POST", "/v1/memories",
-					map[string]any{"agent_id": w.agent, "messages": text, "visibility": "public"}, &a)
-				waitStatus(t, w.owner, a.ID)
-				return a.ID
-			}
+			add := func(text string) string { return addPublic(t, w, text) }
 			first := add("Zed0Q works at Acme0Works and " + secret + " is the bunker code word.")
 			second := add(lasting + ".")
 			export := func() string {
@@ -192,13 +186,7 @@ func TestFacts_RestatedInTheirOwnWords(t *testing.T) {
 	srv := newServerWith(t, matrixKeyring(), nil, func(*service.Service) {})
 	w := newTeamWorld(t, srv.URL, "frs")
 	ingest(t, "agent-"+w.agent+"-")
-	add := func(text string) string {
-		var a added
-		w.owner.must(http.StatusAccepted, "POST", "/v1/memories",
-			map[string]any{"agent_id": w.agent, "messages": text, "visibility": "public"}, &a)
-		waitStatus(t, w.owner, a.ID)
-		return a.ID
-	}
+	add := func(text string) string { return addPublic(t, w, text) }
 	rewrite := func(id, text string) {
 		w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"messages": text}, nil)
 		waitStatus(t, w.owner, id)
@@ -240,4 +228,13 @@ func TestFacts_RestatedInTheirOwnWords(t *testing.T) {
 	if strings.Contains(out.String(), secret) {
 		t.Errorf("another requester's export holds the old content's words: %s", out.String())
 	}
+}
+
+// addPublic writes text as a public memory of w's agent and waits for its extraction.
+func addPublic(t *testing.T, w teamWorld, text string) string {
+	t.Helper()
+	var a added
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": text, "visibility": "public"}, &a)
+	waitStatus(t, w.owner, a.ID)
+	return a.ID
 }

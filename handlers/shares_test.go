@@ -79,15 +79,7 @@ func TestShare_Expires(t *testing.T) {
 	}
 
 	// From its end on, the grant gives nothing, without anyone revoking it.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		status, _ := carol.do("GET", "/v1/memories/"+m.ID, nil)
-		if status == http.StatusNotFound {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("carol still reads the memory 10 s after her share ended: %d", status)
-		}
-	}
+	waitNotFound(t, carol, m.ID, "after her share ended")
 	var page struct{ Items []memory }
 	carol.must(http.StatusOK, "GET", "/v1/memories?agent_id="+agent, nil, &page)
 	if len(page.Items) != 0 {
@@ -185,14 +177,7 @@ func TestShare_ExpiredUseAuditedOnce(t *testing.T) {
 			t.Fatalf("carol reading while the share holds: %d", status)
 		}
 		read(reads[0]) // while it holds: not a use of a lapsed share
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if status, _ := carol.do("GET", "/v1/memories/"+m.ID, nil); status == http.StatusNotFound {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("carol still reads the memory 10 s after her share ended")
-			}
-		}
+		waitNotFound(t, carol, m.ID, "after her share ended")
 	}
 
 	lapse()

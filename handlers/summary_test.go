@@ -188,13 +188,21 @@ func expireAndSweep(t *testing.T, owner client, id string, svc *service.Service)
 	t.Helper()
 	soon := time.Now().Add(500 * time.Millisecond)
 	owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"expires_at": soon.Format(time.RFC3339Nano)}, nil)
+	waitNotFound(t, owner, id, "after it expired")
+	sweepTwice(t, svc)
+}
+
+// waitNotFound polls memory id as c until c no longer reads it (404); why says what
+// should have hidden it, for the failure after 10 s.
+func waitNotFound(t *testing.T, c client, id, why string) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if s, _ := owner.do("GET", "/v1/memories/"+id, nil); s == http.StatusNotFound {
-			break
+		status, _ := c.do("GET", "/v1/memories/"+id, nil)
+		if status == http.StatusNotFound {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the memory is still readable 10 s after it expired")
+			t.Fatalf("%s still reads memory %s 10 s %s: %d", c.requester, id, why, status)
 		}
 	}
-	sweepTwice(t, svc)
 }
