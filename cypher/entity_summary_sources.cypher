@@ -14,6 +14,6 @@ CALL (n) {
 CALL (n) {
   OPTIONAL MATCH (n)-[r:RELATES_TO]-(:Entity)
   WHERE r.group_id = $group_id AND r.invalid_at IS NULL AND r.expired_at IS NULL
-  RETURN collect(DISTINCT r {.uuid, .fact, .valid_at, .created_at, source: startNode(r).uuid, target: endNode(r).uuid}) AS facts
+  RETURN collect(DISTINCT r {.uuid, .fact, .valid_at, .valid_at_assumed, .created_at, source: startNode(r).uuid, target: endNode(r).uuid}) AS facts
 }
 RETURN n.uuid AS uuid, n.name AS name, n.description AS description, said, mentions, facts

@@ -60,7 +60,8 @@ var relationPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // Clean validates and normalises extractor output, whoever produced it: names and
 // text lose control characters and are cut to size, types outside types are dropped,
-// relations become SCREAMING_SNAKE_CASE, dates outside years 1000-2999 are dropped.
+// relations become SCREAMING_SNAKE_CASE, dates outside years 1000-2999 are dropped,
+// dates in summaries and fact texts are said in words (graph.SpokenDates).
 // A fact's ends are matched to the listed entities by normalised name, then, for an
 // end with markup or a role around the name ("Dana Reyes (user)", "<b>Acme</b>"),
 // by the name inside, then by the one entity whose name has all its words or all of
@@ -88,7 +89,7 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 		}
 		known[key] = name
 		out.Entities = append(out.Entities, graph.ExtractedEntity{
-			Name: name, Type: typeName(e.Type, types), Summary: graph.CleanText(e.Summary, graph.MaxSummaryRunes),
+			Name: name, Type: typeName(e.Type, types), Summary: graph.CleanText(graph.SpokenDates(e.Summary), graph.MaxSummaryRunes),
 		})
 	}
 	typeOf := map[string]string{}
@@ -118,7 +119,7 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 			drops = append(drops, Drop{"fact", reason, graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
 			continue
 		}
-		text := graph.CleanText(f.Fact, maxFactRunes)
+		text := graph.CleanText(graph.SpokenDates(f.Fact), maxFactRunes)
 		if text == "" {
 			text = src + " " + strings.ToLower(strings.ReplaceAll(rel, "_", " ")) + " " + tgt
 		}

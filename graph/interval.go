@@ -33,3 +33,27 @@ func (f *Fact) Start(at time.Time) {
 		f.ValidAt, f.StartAssumed = &at, false
 	}
 }
+
+// DateInWords is t as a reader says it, at the precision a statement gives: "2024"
+// for the first instant of a year, "March 2024" for that of a month, else "2 March
+// 2024" (memgate stores "in March 2024" as its first instant).
+func DateInWords(t time.Time) string {
+	t = t.UTC()
+	switch {
+	case t != t.Truncate(24*time.Hour) || t.Day() != 1:
+		return t.Format("2 January 2006")
+	case t.Month() == time.January:
+		return t.Format("2006")
+	}
+	return t.Format("January 2006")
+}
+
+// StatedSince is how a current fact's summary line says when it began: "since March
+// 2024" for a start the text stated, "" for an assumed or unknown one, which a reader
+// must never take for a stated date.
+func (f *Fact) StatedSince() string {
+	if f.ValidAt == nil || f.StartAssumed {
+		return ""
+	}
+	return "since " + DateInWords(*f.ValidAt)
+}

@@ -64,3 +64,22 @@ func TestFact_Start(t *testing.T) {
 func same(a, b *time.Time) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b))
 }
+
+// Dates in words at the precision a statement gives.
+func TestDateInWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"2024-01-01T00:00:00Z": "2024", "2024-03-01T00:00:00Z": "March 2024", "2024-03-02T00:00:00Z": "2 March 2024",
+		"2026-11-26T02:18:44Z": "26 November 2026", "2024-03-01T01:00:00+01:00": "March 2024",
+	} {
+		at, _ := time.Parse(time.RFC3339, in)
+		if got := graph.DateInWords(at); got != want {
+			t.Errorf("DateInWords(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if got := (&graph.Fact{ValidAt: day("2024-03-01"), StartAssumed: true}).StatedSince(); got != "" {
+		t.Errorf("an assumed start was said: %q", got)
+	}
+	if got := (&graph.Fact{ValidAt: day("2024-03-01")}).StatedSince(); got != "since March 2024" {
+		t.Errorf("a stated start: %q", got)
+	}
+}

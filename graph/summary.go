@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,35 @@ func CleanText(s string, maxRunes int) string {
 	return s
 }
 
+// machineDate is a date as a machine writes it, "2025-06-01", or with a time of day,
+// "2026-11-26T02:18:44Z", with the word before it that makes it a start or a moment.
+var machineDate = regexp.MustCompile(`(?i)(?:\b(?:since|from|as of|on|at|starting|beginning)\s+)?\b(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b`)
+
+// SpokenDates is a model's text about an entity or a fact with its dates in words. A
+// timestamp with a time of day is the reference time the model was shown, not a date
+// anyone said ("employer since 2026-11-26T02:18:44Z" when the text gave no start): it
+// goes, with the word before it. A date alone is said in words (DateInWords).
+func SpokenDates(s string) string {
+	s = machineDate.ReplaceAllStringFunc(s, func(m string) string {
+		parts := machineDate.FindStringSubmatch(m)
+		if parts[2] != "" {
+			return ""
+		}
+		day, err := time.Parse(time.DateOnly, parts[1])
+		if err != nil {
+			return m
+		}
+		return strings.TrimSuffix(m, parts[1]) + DateInWords(day)
+	})
+	s = strings.Join(strings.Fields(emptyBrackets.ReplaceAllString(s, "")), " ")
+	return spaceBeforeMark.ReplaceAllString(s, "$1")
+}
+
+var (
+	emptyBrackets   = regexp.MustCompile(`\(\s*\)`)
+	spaceBeforeMark = regexp.MustCompile(`\s+([.,;:!?)])`)
+)
+
 // MergeDescription puts what a newer episode says about an entity before what older
 // ones said, without repeating it, cut to half the summary limit (the oldest words go
 // first).
@@ -63,7 +93,9 @@ func Description(said []string) string {
 // EntitySummary is the summary of entity (a uuid): its description, then each fact
 // about it that holds now (neither ended, invalid_at, nor expired, expired_at), the
 // one that began latest first (valid_at, else created_at; then the newer created_at,
-// then the text), each text once, cut to MaxSummaryRunes. facts may hold ended facts
+// then the text), each with its stated start in words unless its text says it
+// ("Dana works at Acme (since March 2024)."; an assumed start is never said), each
+// line once, cut to MaxSummaryRunes. facts may hold ended facts
 // and facts about other entities; they are left out.
 func EntitySummary(entity, description string, facts []*Fact) string {
 	var current []*Fact
@@ -77,8 +109,12 @@ func EntitySummary(entity, description string, facts []*Fact) string {
 	})
 	parts := []string{description}
 	for _, f := range current {
-		if !slices.Contains(parts, f.Fact) {
-			parts = append(parts, f.Fact)
+		line := f.Fact
+		if since := f.StatedSince(); since != "" && !strings.Contains(line, strings.TrimPrefix(since, "since ")) {
+			line = strings.TrimRight(line, ". ") + " (" + since + ")."
+		}
+		if !slices.Contains(parts, line) {
+			parts = append(parts, line)
 		}
 	}
 	return CleanText(strings.Join(parts, " "), MaxSummaryRunes)

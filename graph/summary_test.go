@@ -56,7 +56,7 @@ func TestEntitySummary(t *testing.T) {
 		fact("Dana lives in Porto.", "dana", "porto", day(1), nil, nil),
 		fact("Dana is a Person.", "dana", "person", nil, nil, nil), // no start: from when it was learned
 	}
-	want := "Collects stamps. Dana is a Person. Bo knows Dana. Dana works at Acme. Dana lives in Porto."
+	want := "Collects stamps. Dana is a Person. Bo knows Dana (since 2 March 2024). Dana works at Acme (since 2 March 2024). Dana lives in Porto (since March 2024)."
 	for i := range facts {
 		rotated := append(append([]*graph.Fact{}, facts[i:]...), facts[:i]...)
 		if got := graph.EntitySummary("dana", "Collects stamps.", rotated); got != want {
@@ -65,5 +65,37 @@ func TestEntitySummary(t *testing.T) {
 	}
 	if got := graph.EntitySummary("carol", "", facts); got != "" {
 		t.Errorf("an entity with no description and no facts: %q", got)
+	}
+}
+
+// A summary says a fact's stated start in words, never an assumed one, and not twice
+// when the fact's text says it already.
+func TestEntitySummary_StartsInWords(t *testing.T) {
+	at := func(s string) *time.Time { x, _ := time.Parse(time.RFC3339, s); return &x }
+	facts := []*graph.Fact{
+		{Fact: "Priya works at Northwind.", SourceUUID: "priya", TargetUUID: "northwind", ValidAt: at("2025-06-01T00:00:00Z")},
+		{Fact: "Priya lives in Leeds.", SourceUUID: "priya", TargetUUID: "leeds", ValidAt: at("2026-11-26T02:18:44Z"), StartAssumed: true},
+		{Fact: "Priya joined the choir in 2019.", SourceUUID: "priya", TargetUUID: "choir", ValidAt: at("2019-01-01T00:00:00Z")},
+	}
+	want := "Allergic to shellfish. Priya lives in Leeds. Priya works at Northwind (since June 2025). Priya joined the choir in 2019."
+	if got := graph.EntitySummary("priya", "Allergic to shellfish.", facts); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// A model's text speaks of dates in words: the reference time it was shown (a
+// timestamp) goes with the word that made it a start; a date alone is said in words.
+func TestSpokenDates(t *testing.T) {
+	for in, want := range map[string]string{
+		"Priya's employer since 2026-11-26T02:18:44Z.":           "Priya's employer.",
+		"Works at Northwind since 2025-06-01, as a chemist.":     "Works at Northwind since June 2025, as a chemist.",
+		"Moved on 2024-03-15 (as of 2026-11-26T02:18:44+00:00).": "Moved on 15 March 2024.",
+		"Born 1990-01-01 in Leeds.":                              "Born 1990 in Leeds.",
+		"Order 2024-13-45 shipped.":                              "Order 2024-13-45 shipped.",
+		"No dates here.":                                         "No dates here.",
+	} {
+		if got := graph.SpokenDates(in); got != want {
+			t.Errorf("SpokenDates(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -55,8 +55,9 @@ func (db *DB) txResummarize(ctx context.Context, tx neo4j.ManagedTransaction, gr
 		var facts []*graph.Fact
 		for _, v := range anyList(r.Values[5]) {
 			p, _ := v.(map[string]any)
+			assumed, _ := p["valid_at_assumed"].(bool)
 			facts = append(facts, &graph.Fact{UUID: str(p["uuid"]), Fact: str(p["fact"]), SourceUUID: str(p["source"]),
-				TargetUUID: str(p["target"]), ValidAt: timePtr(p["valid_at"]), CreatedAt: tm(p["created_at"])})
+				TargetUUID: str(p["target"]), ValidAt: timePtr(p["valid_at"]), StartAssumed: assumed, CreatedAt: tm(p["created_at"])})
 		}
 		summary := graph.EntitySummary(id, description, facts)
 		rows = append(rows, map[string]any{"uuid": id, "summary": summary, "description": description,
