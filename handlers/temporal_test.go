@@ -1,50 +1,89 @@
 package handlers_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	memclient "github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
-// TestQuickstart_AsOf (issue 31, points 1 and 2): the README's first session, with no
-// reference times. The first message gives no start, so the Acme fact's start is
-// assumed (today); the second ends it in March 2024, before that assumed start: the
-// start becomes unknown instead of the interval inverting, and the graph answers the
-// past over REST and MCP: as of January 2024 Acme, as of 2025 Globex, now Globex, with
-// history both. The same when the second message comes as a rewrite (PATCH) of
-// another memory, extracted again.
+// TestQuickstart_AsOf (issue 31, points 1 and 2): the README's first session. The
+// first message gives no start, so the Acme fact's start is assumed (its reference
+// time); the second ends it in March 2024. When that is before the assumed start (no
+// reference time: today; or an import dated 2025) the start becomes unknown instead
+// of the interval inverting; when after it (dated 2023) the assumed start stays. Either
+// way the graph answers the past over REST and MCP: as of January 2024 Acme, as of
+// 2025 Globex, now Globex, with history both. The same whether the messages are
+// posted, the second comes as a rewrite (PATCH) of another memory, extracted again, or
+// both come in one import file.
 func TestQuickstart_AsOf(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, matrixKeyring())
-	for _, patched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "posted", true: "patched"}[patched], func(t *testing.T) {
+	for _, c := range []struct {
+		how           string
+		first, second string // reference times; "" for none (now)
+	}{
+		{"posted", "", ""}, {"posted", "2023-05-01", ""},
+		{"patched", "", ""}, {"patched", "2023-05-01", ""},
+		{"imported", "2025-01-01", "2025-02-01"}, {"imported", "2023-05-01", "2024-06-01"},
+	} {
+		t.Run(c.how+" "+c.first, func(t *testing.T) {
 			t.Parallel()
-			quickstart(t, srv.URL, patched)
+			quickstart(t, srv.URL, c.how, c.first, c.second)
 		})
 	}
 }
 
-func quickstart(t *testing.T, base string, patched bool) {
+func quickstart(t *testing.T, base, how, first, second string) {
 	w := newTeamWorld(t, base, "qs")
 	ingest(t, "agent-"+w.agent+"-")
-	second := "In March 2024 Alice left Acme and joined Globex."
-	texts := []string{"Alice works at Acme as an engineer.", second}
-	if patched {
-		texts[1] = "Alice likes green tea."
+	left := "In March 2024 Alice left Acme and joined Globex."
+	lines := []map[string]any{{"agent_id": w.agent, "messages": "Alice works at Acme as an engineer."},
+		{"agent_id": w.agent, "messages": left}}
+	for i, at := range []string{first, second} {
+		if at != "" {
+			lines[i]["reference_time"] = at + "T00:00:00Z"
+		}
 	}
-	var last added
-	for _, text := range texts {
-		w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": text}, &last)
-		waitStatus(t, w.owner, last.ID)
-	}
-	if patched {
-		w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+last.ID, map[string]any{"messages": second}, nil)
-		waitStatus(t, w.owner, last.ID)
+	switch how {
+	case "imported":
+		importLines(t, base, w.owner, lines)
+		var page struct{ Items []struct{ ID string } }
+		w.owner.must(http.StatusOK, "GET", "/v1/memories?agent_id="+w.agent, nil, &page)
+		if len(page.Items) != 2 {
+			t.Fatalf("%d memories imported, want 2", len(page.Items))
+		}
+		for _, m := range page.Items {
+			waitStatus(t, w.owner, m.ID)
+		}
+	default:
+		if how == "patched" {
+			lines[1]["messages"] = "Alice likes green tea."
+		}
+		var last added
+		for _, line := range lines {
+			w.owner.must(http.StatusAccepted, "POST", "/v1/memories", line, &last)
+			waitStatus(t, w.owner, last.ID)
+		}
+		if how == "patched" {
+			w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+last.ID, map[string]any{"messages": left}, nil)
+			waitStatus(t, w.owner, last.ID)
+		}
 	}
 	if n := neo4jtest.Count(t, "MATCH ()-[r:RELATES_TO]->() WHERE r.group_id STARTS WITH $g AND r.invalid_at < r.valid_at RETURN count(r)",
 		map[string]any{"g": "agent-" + w.agent + "-"}); n != 0 {
 		t.Errorf("%d facts end before they begin", n)
+	}
+	wantStart := "" // the assumed start, when before the end
+	if first != "" && first < "2024-03" {
+		wantStart = first
 	}
 	session := mcpSession(t, base, w.owner.key, w.owner.requester)
 	for _, c := range []struct {
@@ -73,10 +112,35 @@ func quickstart(t *testing.T, base string, patched bool) {
 			t.Errorf("MCP, %s: %q, want %q", c.name, got, c.want)
 		}
 		for _, f := range rest.Facts {
-			if f.Target.Name == "Acme" && (f.ValidAt != nil || f.InvalidAt == nil || f.InvalidAt.Format("2006-01") != "2024-03") {
-				t.Errorf("%s: the Acme fact holds %v to %v, want an unknown start and March 2024", c.name, f.ValidAt, f.InvalidAt)
+			start := ""
+			if f.ValidAt != nil {
+				start = f.ValidAt.Format(time.DateOnly)
+			}
+			if f.Target.Name == "Acme" && (start != wantStart || f.InvalidAt == nil || f.InvalidAt.Format("2006-01") != "2024-03") {
+				t.Errorf("%s: the Acme fact holds %v to %v, want a start of %q and March 2024", c.name, f.ValidAt, f.InvalidAt, wantStart)
 			}
 		}
+	}
+}
+
+// importLines imports lines as memgate import does (client.Import, a JSON Lines file)
+// as c, and fails the test unless every line is accepted.
+func importLines(t *testing.T, base string, c client, lines []map[string]any) {
+	t.Helper()
+	var file bytes.Buffer
+	for _, l := range lines {
+		b, _ := json.Marshal(l)
+		file.Write(append(b, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "memories.jsonl")
+	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var rejects bytes.Buffer
+	sum, err := memclient.Import(context.Background(), memclient.New(base, c.key, c.requester),
+		memclient.ImportOptions{Path: path, BatchSize: len(lines), Workers: 1, Rejects: &rejects})
+	if err != nil || sum.Accepted != len(lines) {
+		t.Fatalf("import: %+v %v %s", sum, err, rejects.String())
 	}
 }
 

@@ -117,9 +117,10 @@ type distilled struct {
 // source, derived from the memories ids.
 func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source string, ids []string, ds []distilled) ([]*graph.Episode, error) {
 	var eps []*graph.Episode
-	for _, d := range ds {
+	now := s.Now().UTC()
+	for i, d := range ds {
 		m := NewMemory{AgentID: agent, Text: d.text, SourceDescription: source, Tags: d.tags}
-		e := s.newEpisode(c, &m, graph.PrivateSpace(agent), d.text)
+		e := s.newEpisode(c, &m, graph.PrivateSpace(agent), d.text, now.Add(time.Duration(i)))
 		e.DerivedFrom = ids
 		eps = append(eps, e)
 	}

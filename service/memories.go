@@ -168,9 +168,12 @@ func renderContent(m *NewMemory) string {
 // Add stores memories: each is validated, authorized and stored on its own, so one
 // item's failure leaves the others intact; a batch's items at once, so that they
 // share their commits (neo4jstore's group commit). idemKey (may be empty) makes
-// retries safe; in a batch each item gets its own key derived from it.
+// retries safe; in a batch each item gets its own key derived from it. A batch's
+// items are created in its order (a nanosecond apart), so a space's memories are
+// extracted in the order the batch gives them, whichever item is stored first.
 func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
 	out, errs := make([]Added, len(items)), make([]error, len(items))
+	now := s.Now().UTC()
 	var wg sync.WaitGroup
 	for i := range items {
 		key := idemKey
@@ -180,14 +183,14 @@ func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = s.addOne(ctx, c, &items[i], key)
+			out[i], errs[i] = s.addOne(ctx, c, &items[i], key, now.Add(time.Duration(i)))
 		}()
 	}
 	wg.Wait()
 	return out, errs
 }
 
-func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey string) (Added, error) {
+func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey string, created time.Time) (Added, error) {
 	space, err := s.validate(c, m)
 	if err != nil {
 		return Added{}, err
@@ -213,7 +216,7 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 			return Added{}, err
 		}
 	}
-	e := s.newEpisode(c, m, d.Space, content)
+	e := s.newEpisode(c, m, d.Space, content, created)
 	e.VisibilityRule = rule
 	if idemKey != "" {
 		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.ID, idemKey)
@@ -272,8 +275,8 @@ func refuseCredentials(m *NewMemory, content string) error {
 	return nil
 }
 
-func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content string) *graph.Episode {
-	now := s.Now().UTC()
+// newEpisode is the memory m as stored, created at now.
+func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content string, now time.Time) *graph.Episode {
 	validAt := now
 	if m.ReferenceTime != nil {
 		validAt = m.ReferenceTime.UTC()

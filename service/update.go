@@ -62,7 +62,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		if rule != "" {
 			space = graph.PrivateSpace(m.AgentID)
 		}
-		next := s.newEpisode(c, &m, space, content)
+		next := s.newEpisode(c, &m, space, content, s.Now().UTC())
 		// A memory stays its agent's own only while no one but the agent's owner changes
 		// it; a change by anyone else makes it so for good (its words stay in the
 		// versions).
