@@ -145,24 +145,28 @@ func importLines(t *testing.T, base string, c client, lines []map[string]any) {
 }
 
 // TestConflicts_KeepNewBeforeAnAssumedStart (issue 31, point 1, review mode): keeping
-// the new fact ends the old one when the new one began; when that is before the old
-// fact's assumed start, the old start becomes unknown, never after its end.
+// the new fact ends the old one when the new one began (2025). When the old fact's
+// assumed start is after that, the old start becomes unknown, never after its end;
+// when before, it stays, still marked assumed.
 func TestConflicts_KeepNewBeforeAnAssumedStart(t *testing.T) {
 	t.Parallel()
 	owner, _, agent := ownerWorld(t)
 	group := "agent-" + agent + "-private"
-	id := neo4jtest.SeedConflict(t, group, "Erin"+randomSuffix())
-	// The old fact's start was assumed (its memory gave none) and is after the new one's.
-	if err := neo4jtest.Run(neo4jtest.URI(t), `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
-		SET o.valid_at = datetime('2026-01-01T00:00:00Z'), o.valid_at_assumed = true`, map[string]any{"id": id}); err != nil {
-		t.Fatal(err)
-	}
-	owner.must(http.StatusOK, "POST", "/v1/conflicts/"+id+"/resolve", map[string]any{"keep": "new"}, nil)
-	if n := neo4jtest.Count(t, `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
-		WHERE o.valid_at IS NULL AND o.invalid_at.epochSeconds = datetime('2025-01-01T00:00:00Z').epochSeconds
-		  AND o.expired_at IS NOT NULL RETURN count(o)`,
-		map[string]any{"id": id}); n != 1 {
-		t.Error("the old fact does not run from an unknown start to the new fact's start (2025)")
+	for _, c := range []struct{ assumed, want string }{{"2026-01-01", ""}, {"2024-01-01", "2024-01-01"}} {
+		id := neo4jtest.SeedConflict(t, group, "Erin"+randomSuffix())
+		if err := neo4jtest.Run(neo4jtest.URI(t), `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
+			SET o.valid_at = datetime($assumed), o.valid_at_assumed = true`,
+			map[string]any{"id": id, "assumed": c.assumed + "T00:00:00Z"}); err != nil {
+			t.Fatal(err)
+		}
+		owner.must(http.StatusOK, "POST", "/v1/conflicts/"+id+"/resolve", map[string]any{"keep": "new"}, nil)
+		if n := neo4jtest.Count(t, `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
+			WHERE coalesce(toString(date(o.valid_at)), '') = $want AND (o.valid_at IS NULL OR o.valid_at_assumed)
+			  AND o.invalid_at.epochSeconds = datetime('2025-01-01T00:00:00Z').epochSeconds
+			  AND o.expired_at IS NOT NULL RETURN count(o)`,
+			map[string]any{"id": id, "want": c.want}); n != 1 {
+			t.Errorf("assumed from %s: the old fact does not run from %q to the new fact's start (2025)", c.assumed, c.want)
+		}
 	}
 }
 
