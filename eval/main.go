@@ -3,9 +3,10 @@
 // once per extractor, reads what landed in each agent's space from Neo4j, and scores
 // it against the labels: entity and fact precision and recall, ended facts marked as
 // ended, junk entities, the answer to each question among search's top five facts,
-// chat calls and seconds per episode. make eval runs it with the offline heuristic
-// extractor and with a local model (scripts/llm-local) behind the OpenAI path, and
-// writes the table into BENCHMARKS.md.
+// whether each labelled fact held on the days asked as search's as_of says, facts that
+// end before they begin, chat calls and seconds per episode. make eval runs it with the
+// offline heuristic extractor and with a local model (scripts/llm-local) behind the
+// OpenAI path, and writes the table into BENCHMARKS.md.
 package main
 
 import (
@@ -51,6 +52,7 @@ type conversation struct {
 		Question string `json:"question"`
 		Answer   string `json:"answer"`
 	} `json:"questions"`
+	AsOf []asOfQuestion `json:"as_of"`
 }
 
 type expectedFact struct {
@@ -59,6 +61,7 @@ type expectedFact struct {
 	Target    string `json:"target"`
 	Ends      bool   `json:"ends"`
 	ValidFrom string `json:"valid_from"` // when it began: a year (2020) or a month (2025-06); "" when not said
+	ValidTo   string `json:"valid_to"`   // when an ended fact ended, the same way; "" when not said
 }
 
 // extractor is one memgate configuration under evaluation.
@@ -180,6 +183,9 @@ func renderScenario(checked []score, path string) string {
 		if o.want.ValidFrom != "" {
 			label += ", from " + o.want.ValidFrom
 		}
+		if o.want.ValidTo != "" {
+			label += ", to " + o.want.ValidTo
+		}
 		fmt.Fprintf(&b, "| %s %s %s | %s |", o.want.Source, o.want.Relation, o.want.Target, label)
 		for _, s := range checked {
 			b.WriteString(" " + cell(s.outcomes[i]) + " |")
@@ -238,6 +244,8 @@ type score struct {
 	factsLabelled, factsMatched       int
 	endsRight, endsJudged             int // matched labelled facts whose ended state is right
 	datesRight, datesJudged           int // matched labelled facts with a start whose valid_at falls in it
+	asOfRight, asOfAsked              int // as_of questions the stored facts answer as labelled
+	inverted                          int // stored facts that end before they begin
 	junk                              []string
 	questions, answered               int
 	outcomes                          []outcome // per labelled fact, in corpus order
@@ -387,6 +395,9 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, api *cl
 		if v, ok := r.AsMap()["invalid_at"].(time.Time); ok {
 			f.invalidAt = &v
 		}
+		if f.validAt != nil && f.invalidAt != nil && f.invalidAt.Before(*f.validAt) {
+			s.inverted++
+		}
 		facts = append(facts, f)
 	}
 	ends := func(f stored, want expectedFact) bool {
@@ -424,6 +435,8 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, api *cl
 			}
 		}
 	}
+	s.asOfAsked += len(conv.AsOf)
+	s.asOfRight += asOfRight(conv.AsOf, conv.Facts, s.outcomes[len(s.outcomes)-len(conv.Facts):])
 
 	for _, q := range conv.Questions {
 		s.questions++
@@ -652,7 +665,7 @@ func keptRows(path string, ran []score) ([]string, error) {
 // kept rows of earlier runs stay aligned.
 var columns = []string{"extractor", "conversations", "entity precision", "entity recall", "fact precision",
 	"fact recall", "ended right", "junk entities", "answer in top 5", "episodes failed", "chat calls / episode",
-	"s / episode", "start dates right"}
+	"s / episode", "start dates right", "as_of right", "inverted intervals"}
 
 // render is the markdown section of the results, then the rows kept from earlier runs.
 func render(results []score, kept []string, command string) string {
@@ -664,11 +677,12 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d |\n", s.name, s.conversations,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
-			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged)
+			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged,
+			s.asOfRight, s.asOfAsked, s.inverted)
 	}
 	for _, row := range kept {
 		b.WriteString(row + "\n")
@@ -679,8 +693,13 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("not) as the label says; junk: extracted entities made only of greetings, pronouns, roles and\n")
 	b.WriteString("discourse markers; answer in top 5: the question's labelled answer is in one of the five facts\n")
 	b.WriteString("search returns for it; start dates right: of the labelled facts found that say when they began\n")
-	b.WriteString("(a year or a month), those whose valid_at falls in it. Embeddings are the offline hashing\n")
-	b.WriteString("embedder in both runs. The corpus was written for this eval without reading either extractor's code.\n")
+	b.WriteString("(a year or a month), those whose valid_at falls in it; as_of right: of the questions whether a\n")
+	b.WriteString("labelled fact held on a day (one inside its labelled interval, one before a stated start, one\n")
+	b.WriteString("after a known end), those the stored fact judged above answers as labelled, by search's as_of rule\n")
+	b.WriteString("(from valid_at, when set, to invalid_at, exclusive, when set); a question whose fact is not stored\n")
+	b.WriteString("counts as wrong, even one whose answer is no; inverted intervals: stored facts whose invalid_at\n")
+	b.WriteString("is before their valid_at, which must be 0. Embeddings are the offline hashing embedder in both\n")
+	b.WriteString("runs. The corpus was written for this eval without reading either extractor's code.\n")
 	if slices.ContainsFunc(results, func(s score) bool { return strings.HasPrefix(s.name, "openai path") }) ||
 		slices.ContainsFunc(kept, func(row string) bool { return strings.HasPrefix(row, "| openai path") }) {
 		b.WriteString(localModel)
