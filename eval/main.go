@@ -82,21 +82,33 @@ func main() {
 	llmLimit := flag.Int("llm-limit", 0, "conversations to run with the model at -llm (0: as -limit); it takes half a minute an episode on two cores")
 	scenarioPath := flag.String("scenario", "", "one labelled conversation checked fact by fact with each extractor (eval/scenario.json); empty: none")
 	out := flag.String("out", "BENCHMARKS.md", "the file whose eval section is rewritten; empty: print only")
+	graphitiN := flag.Int("graphiti", 0, "the first conversations to run through graphiti-core's add_episode with the model at -llm (as -llm-limit's); 0: none")
 	flag.Parse()
 
 	c := readCorpus(*corpusPath)
 	if *limit > 0 && *limit < len(c.Conversations) {
 		c.Conversations = c.Conversations[:*limit]
 	}
+	// Both systems reach the model through one proxy that counts their chat calls.
+	var llm *llmProxy
+	if *llmURL != "" {
+		var err error
+		if llm, err = startLLMProxy(*llmURL); err != nil {
+			log.Fatal(err)
+		}
+		defer llm.Close()
+	} else if *graphitiN > 0 {
+		log.Fatal("eval: -graphiti needs -llm")
+	}
 	runs := []extractor{{name: "heuristic", env: map[string]string{"MEMGATE_LLM_PROVIDER": "heuristic"}}}
 	if *llmURL != "" {
 		model := map[string]string{
-			"MEMGATE_LLM_PROVIDER": "openai", "MEMGATE_LLM_BASE_URL": *llmURL, "MEMGATE_LLM_API_KEY": "local",
+			"MEMGATE_LLM_PROVIDER": "openai", "MEMGATE_LLM_BASE_URL": llm.url, "MEMGATE_LLM_API_KEY": "local",
 			"MEMGATE_LLM_MODEL": *llmModel, "MEMGATE_LLM_TIMEOUT": "600s", "MEMGATE_LLM_MAX_CONCURRENCY": "1",
 			"MEMGATE_LLM_MAX_RETRIES": "2", "MEMGATE_INGEST_LEASE": "15m",
 			// An extraction answer takes 300-600 tokens; a small model that repeats itself
 			// costs 70 s per 1,000 tokens on two cores before max_tokens stops it.
-			"MEMGATE_LLM_MAX_TOKENS": "1024"}
+			"MEMGATE_LLM_MAX_TOKENS": fmt.Sprint(llmMaxTokens)}
 		runs = append(runs, extractor{name: "openai path + rules, " + *llmModel + " model at " + *llmURL, limit: *llmLimit, env: model})
 		// The model alone (llm.rules off), for the conversation checked fact by fact.
 		alone := maps.Clone(model)
@@ -112,7 +124,7 @@ func main() {
 	var results, checked []score
 	for _, x := range runs {
 		if !x.scenarioOnly {
-			s, err := evaluate(x, *binary, *neo4jURI, driver, c)
+			s, err := evaluate(x, *binary, *neo4jURI, driver, llm, c)
 			if err != nil {
 				log.Fatalf("eval: %s: %v", x.name, err)
 			}
@@ -120,12 +132,19 @@ func main() {
 		}
 		if *scenarioPath != "" {
 			x.limit = 0
-			s, err := evaluate(x, *binary, *neo4jURI, driver, readCorpus(*scenarioPath))
+			s, err := evaluate(x, *binary, *neo4jURI, driver, llm, readCorpus(*scenarioPath))
 			if err != nil {
 				log.Fatalf("eval: scenario, %s: %v", x.name, err)
 			}
 			checked = append(checked, s)
 		}
+	}
+	if *graphitiN > 0 {
+		s, err := evaluateGraphiti(llm, *llmModel, *neo4jURI, driver, c.Conversations[:min(*graphitiN, len(c.Conversations))])
+		if err != nil {
+			log.Fatalf("eval: graphiti-core: %v", err)
+		}
+		results = append(results, s)
 	}
 	if len(checked) > 0 {
 		report := renderScenario(checked, *scenarioPath)
@@ -276,11 +295,13 @@ func (o outcome) right() bool {
 	return o.found && o.ended == o.want.Ends && (o.want.ValidFrom == "" || o.startRight())
 }
 
-// evaluate runs the corpus through one memgate and scores what it stored.
-func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithContext, c corpus) (score, error) {
+// evaluate runs the corpus through one memgate and scores what it stored; its chat
+// calls are counted at llm (nil: none).
+func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithContext, llm *llmProxy, c corpus) (score, error) {
 	s := score{name: x.name}
 	env := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jURI,
-		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_INGEST_WORKERS": "2"}
+		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_INGEST_WORKERS": "2",
+		"MEMGATE_EMBEDDER_PROVIDER": "hashing", "MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(embedDimensions)}
 	for k, v := range x.env {
 		env[k] = v
 	}
@@ -292,11 +313,7 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 	}
 	defer stop()
 	ctx := context.Background()
-	const chat, cutOff = `kind="chat"`, `kind="cut_off"`
-	calls0, err := metric(base, "memgate_llm_calls_total", chat)
-	if err != nil {
-		return s, err
-	}
+	calls0 := llm.chatCalls()
 	start := time.Now()
 	convs := c.Conversations
 	if x.limit > 0 && x.limit < len(convs) {
@@ -328,23 +345,19 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 				s.failed++
 			}
 		}
-		if err := s.add(ctx, driver, api, agent, conv); err != nil {
+		if err := s.add(ctx, driver, "agent-"+agent+"-private", memgateAnswers(api, agent), conv); err != nil {
 			return s, fmt.Errorf("%s: %w", conv.ID, err)
 		}
 		log.Printf("eval: %s: %s done (%d episodes so far, %.0f s)", x.name, conv.ID, s.episodes, time.Since(start).Seconds())
 	}
 	s.seconds = time.Since(start).Seconds()
-	calls1, err := metric(base, "memgate_llm_calls_total", chat)
-	s.chatCalls = calls1 - calls0
-	if err == nil {
-		s.cutOff, err = metric(base, "memgate_llm_errors_total", cutOff)
-	}
+	s.chatCalls = llm.chatCalls() - calls0
+	s.cutOff, err = metric(base, "memgate_llm_errors_total", `kind="cut_off"`)
 	return s, err
 }
 
 // add scores one conversation's space.
-func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, api *client.Client, agent string, conv conversation) error {
-	group := "agent-" + agent + "-private"
+func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group string, answer answerer, conv conversation) error {
 	res, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (n:Entity {group_id: $g}) RETURN n.name AS name`,
 		map[string]any{"g": group}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase("neo4j"))
 	if err != nil {
@@ -440,25 +453,43 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, api *cl
 
 	for _, q := range conv.Questions {
 		s.questions++
-		var found struct {
-			Facts []struct {
-				Fact           string
-				Source, Target struct{ Name string }
-			} `json:"facts"`
-		}
-		if err := api.Search(ctx, map[string]any{"agent_id": agent, "query": q.Question, "limit": 5,
-			"include": []string{"facts"}}, &found); err != nil {
+		facts, err := answer(ctx, q.Question)
+		if err != nil {
 			return err
 		}
-		for _, f := range found.Facts {
-			text := normalize(f.Fact + " " + f.Source.Name + " " + f.Target.Name)
-			if strings.Contains(text, normalize(q.Answer)) {
+		for _, f := range facts {
+			if strings.Contains(normalize(f), normalize(q.Answer)) {
 				s.answered++
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// answerer answers a question with at most five facts, each its text and the names of
+// its two entities: memgate's search or Graphiti's, so both are scored alike.
+type answerer func(ctx context.Context, question string) ([]string, error)
+
+// memgateAnswers answers through memgate's search, as the agent asks it.
+func memgateAnswers(api *client.Client, agent string) answerer {
+	return func(ctx context.Context, question string) ([]string, error) {
+		var found struct {
+			Facts []struct {
+				Fact           string
+				Source, Target struct{ Name string }
+			} `json:"facts"`
+		}
+		if err := api.Search(ctx, map[string]any{"agent_id": agent, "query": question, "limit": 5,
+			"include": []string{"facts"}}, &found); err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, f := range found.Facts {
+			out = append(out, f.Fact+" "+f.Source.Name+" "+f.Target.Name)
+		}
+		return out, nil
+	}
 }
 
 var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
