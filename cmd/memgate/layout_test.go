@@ -27,7 +27,7 @@ var allowedImports = map[string][]string{
 	"handlers":                          {"graph", "access", "extract", "service"},
 	"client":                            {},
 	"scripts/report":                    {},
-	"eval":                              {"client"},
+	"eval":                              {"client", "extract"},
 }
 
 // thirdParty says which packages may import a module outside the standard library;
