@@ -163,8 +163,9 @@ type ScoredEpisode struct {
 // Memories stores episodes. Every read takes the requester's visible set and applies
 // it inside the query.
 type Memories interface {
-	// CreateEpisodes stores each episode with status queued, one transaction each,
-	// and its audit event if any. An episode whose IdempotencyKey is already stored
+	// CreateEpisodes stores each episode with status queued, and its audit event if
+	// any, in order: each commits no later than the next one, so a space extracts
+	// them in that order; each succeeds or fails on its own. An episode whose IdempotencyKey is already stored
 	// with the same RequestHash is returned with Replayed set; with another
 	// RequestHash the item fails with EUNPROCESSABLE; while the other request is
 	// still in flight it fails with ECONFLICT.

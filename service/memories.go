@@ -165,14 +165,14 @@ func renderContent(m *NewMemory) string {
 	return b.String()
 }
 
-// Add stores memories: each is validated, authorized and stored on its own, so one
-// item's failure leaves the others intact; a batch's items at once, so that they
-// share their commits (neo4jstore's group commit). idemKey (may be empty) makes
-// retries safe; in a batch each item gets its own key derived from it. A batch's
-// items are created in its order (a nanosecond apart), so a space's memories are
-// extracted in the order the batch gives them, whichever item is stored first.
+// Add stores memories: each is validated and authorized on its own, so one item's
+// failure leaves the others intact; then the batch's memories are stored in one
+// call, in the batch's order (created a nanosecond apart, committed no later than the
+// next one), so a space extracts them in that order. idemKey (may be empty) makes
+// retries safe; in a batch each item gets its own key derived from it.
 func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
 	out, errs := make([]Added, len(items)), make([]error, len(items))
+	eps := make([]*graph.Episode, len(items))
 	now := s.Now().UTC()
 	var wg sync.WaitGroup
 	for i := range items {
@@ -180,26 +180,50 @@ func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey st
 		if key != "" && len(items) > 1 {
 			key = fmt.Sprintf("%s#%d", idemKey, i)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = s.addOne(ctx, c, &items[i], key, now.Add(time.Duration(i)))
-		}()
+		wg.Go(func() {
+			eps[i], out[i].Confined, errs[i] = s.prepare(ctx, c, &items[i], key, now.Add(time.Duration(i)))
+		})
 	}
 	wg.Wait()
+	var write []int // the items to store, in order
+	for i, e := range eps {
+		if e != nil {
+			write = append(write, i)
+		}
+	}
+	if len(write) == 0 {
+		return out, errs
+	}
+	batch := make([]*graph.Episode, len(write))
+	for k, i := range write {
+		batch[k] = eps[i]
+	}
+	for k, res := range s.Mem.CreateEpisodes(ctx, batch) {
+		i := write[k]
+		switch {
+		case graph.ErrorCode(res.Err) == graph.EQUOTA:
+			errs[i] = s.quotaExceeded(ctx, c, eps[i], res.Err)
+		case res.Err != nil:
+			errs[i] = res.Err
+		default:
+			out[i].Episode, out[i].Replayed = res.Episode, res.Replayed
+		}
+	}
 	return out, errs
 }
 
-func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey string, created time.Time) (Added, error) {
+// prepare validates and authorizes one memory and returns it as it is to be stored,
+// created at created, and whether its space was confined.
+func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey string, created time.Time) (*graph.Episode, bool, error) {
 	space, err := s.validate(c, m)
 	if err != nil {
-		return Added{}, err
+		return nil, false, err
 	}
 	// An agent the requester owns exists as of its principal (the write itself checks
 	// it still does); any other is looked up, so that one that does not exist is 404.
 	if !c.P.Owns[m.AgentID] {
 		if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
-			return Added{}, err
+			return nil, false, err
 		}
 	}
 	content := renderContent(m)
@@ -209,11 +233,11 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	}
 	d := s.Auth.Write(c.P, m.AgentID, space)
 	if d.Effect == access.Deny {
-		return Added{}, s.deny(ctx, c, m.AgentID, space.GroupID(), d.Reason)
+		return nil, false, s.deny(ctx, c, m.AgentID, space.GroupID(), d.Reason)
 	}
 	if s.Limits.RefuseCredentials {
 		if err := refuseCredentials(m, content); err != nil {
-			return Added{}, err
+			return nil, false, err
 		}
 	}
 	e := s.newEpisode(c, m, d.Space, content, created)
@@ -225,14 +249,7 @@ func (s *Service) addOne(ctx context.Context, c Call, m *NewMemory, idemKey stri
 	if d.Space.Kind == graph.SpacePublic {
 		e.PublicQuota = s.Limits.PublicWritesPerDay
 	}
-	res := s.Mem.CreateEpisodes(ctx, []*graph.Episode{e})[0]
-	if graph.ErrorCode(res.Err) == graph.EQUOTA {
-		return Added{}, s.quotaExceeded(ctx, c, e, res.Err)
-	}
-	if res.Err != nil {
-		return Added{}, res.Err
-	}
-	return Added{Episode: res.Episode, Confined: d.Effect == access.Confine, Replayed: res.Replayed}, nil
+	return e, d.Effect == access.Confine, nil
 }
 
 // quotaExceeded records a write e refused by the public-write quota and returns the

@@ -33,22 +33,32 @@ type pendingEpisode struct {
 	done chan error
 }
 
-// commitEpisode writes e in the next group commit and returns when that has
-// committed (or failed). A write whose request has ended before its group starts is
-// left out; once its group has started it commits with the group, and a retry with
-// its Idempotency-Key finds it.
-func (db *DB) commitEpisode(ctx context.Context, e *graph.Episode) error {
-	p := &pendingEpisode{ctx: ctx, e: e, done: make(chan error, 1)}
+// commitEpisodes writes eps in the next group commits, in their order (one group
+// while they fit in one), and returns when each has committed (or failed). A write
+// whose request has ended before its group starts is left out; once its group has
+// started it commits with the group, and a retry with its Idempotency-Key finds it.
+func (db *DB) commitEpisodes(ctx context.Context, eps []*graph.Episode) []error {
+	if len(eps) == 0 {
+		return nil
+	}
+	ps := make([]*pendingEpisode, len(eps))
+	for i, e := range eps {
+		ps[i] = &pendingEpisode{ctx: ctx, e: e, done: make(chan error, 1)}
+	}
 	c := &db.commits
 	c.mu.Lock()
-	c.pending = append(c.pending, p)
+	c.pending = append(c.pending, ps...)
 	lead := !c.busy
 	c.busy = true
 	c.mu.Unlock()
 	if lead {
 		db.commitNext()
 	}
-	return <-p.done
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = <-p.done
+	}
+	return errs
 }
 
 // commitNext commits the pending episodes (up to maxGroup), then hands what arrived

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -36,37 +37,47 @@ func enumerated(vis graph.Visible) error {
 
 func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.CreateResult {
 	out := make([]graph.CreateResult, len(eps))
+	// Keys are looked up at once; what is not a replay is then written in order:
+	// each one counted against a quota alone, the others into the group commit
+	// together, so an episode commits no later than the next one of the call.
+	var wg sync.WaitGroup
+	write := make([]bool, len(eps))
 	for i, e := range eps {
-		out[i] = db.createEpisode(ctx, e)
+		write[i] = e.IdempotencyKey == ""
+		if !write[i] {
+			wg.Go(func() {
+				prior, used, err := db.byIdempotencyKey(ctx, e)
+				switch {
+				case err != nil || prior != nil:
+					out[i] = replay(prior, e, err)
+				case used: // by a request to another space
+					out[i] = graph.CreateResult{Err: errKeyReused}
+				default:
+					write[i] = true
+				}
+			})
+		}
+	}
+	wg.Wait()
+	var grouped []*graph.Episode
+	var at []int
+	for i, e := range eps {
+		switch {
+		case !write[i]:
+		case e.PublicQuota > 0:
+			out[i] = created(e, db.createTogether([]*graph.Episode{e})[0])
+		default:
+			grouped, at = append(grouped, e), append(at, i)
+		}
+	}
+	for k, err := range db.commitEpisodes(ctx, grouped) {
+		out[at[k]] = created(grouped[k], err)
 	}
 	return out
 }
 
-// gone answers a write to the space of an agent that was erased, or of a team that
-// was dissolved, after the request was authorized.
-func gone(e *graph.Episode) error {
-	if e.Space().Kind == graph.SpaceTeam {
-		return graph.Errorf(graph.ENOTFOUND, "team not found")
-	}
-	return graph.Errorf(graph.ENOTFOUND, "agent not found")
-}
-
-func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateResult {
-	if e.IdempotencyKey != "" {
-		prior, used, err := db.byIdempotencyKey(ctx, e)
-		if err != nil || prior != nil {
-			return replay(prior, e, err)
-		}
-		if used { // by a request to another space
-			return graph.CreateResult{Err: errKeyReused}
-		}
-	}
-	var err error
-	if e.PublicQuota > 0 {
-		err = db.createTogether([]*graph.Episode{e})[0]
-	} else {
-		err = db.commitEpisode(ctx, e)
-	}
+// created is the result of writing e: err is the write's.
+func created(e *graph.Episode, err error) graph.CreateResult {
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -77,6 +88,15 @@ func (db *DB) createEpisode(ctx context.Context, e *graph.Episode) graph.CreateR
 		return graph.CreateResult{Err: err}
 	}
 	return graph.CreateResult{Episode: e}
+}
+
+// gone answers a write to the space of an agent that was erased, or of a team that
+// was dissolved, after the request was authorized.
+func gone(e *graph.Episode) error {
+	if e.Space().Kind == graph.SpaceTeam {
+		return graph.Errorf(graph.ENOTFOUND, "team not found")
+	}
+	return graph.Errorf(graph.ENOTFOUND, "agent not found")
 }
 
 // txPublicWrite counts e, written at, against its agent's public-write quota for the
