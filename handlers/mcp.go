@@ -109,20 +109,18 @@ type mcpTools struct {
 	keys *access.Keyring
 }
 
-// call resolves the requester of one tool call from the HTTP headers it came with,
-// as REST does (the HTTP request has passed the same checks already), with the host
-// confined.
-func (t mcpTools) call(ctx context.Context, req *mcp.CallToolRequest) (service.Call, error) {
-	var h http.Header
-	if req.Extra != nil {
-		h = req.Extra.Header
+// mcpCallKey holds, in an MCP request's context, the requester the /mcp route
+// resolved for it (authenticate, confineHost, requester): every tool call of the
+// request acts for it.
+type mcpCallKey struct{}
+
+// call is the requester of one tool call.
+func (t mcpTools) call(ctx context.Context) (service.Call, error) {
+	c, ok := ctx.Value(mcpCallKey{}).(service.Call)
+	if !ok {
+		return service.Call{}, graph.Errorf(graph.EINTERNAL, "an MCP call reached its tool without a requester")
 	}
-	host, err := authenticateHeader(ctx, t.keys, h)
-	if err != nil {
-		return service.Call{}, err
-	}
-	host.Trusted = false
-	return t.svc.Resolve(ctx, host, h.Get("X-Requester-Id"), h.Get("X-Request-Id"))
+	return c, nil
 }
 
 // addTool registers a use case as an MCP tool. Its input schema is derived from In
@@ -137,7 +135,7 @@ func addTool[In any](s *mcp.Server, tl *mcp.Tool, t mcpTools, do func(context.Co
 	}
 	tl.InputSchema = schema
 	s.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c, err := t.call(ctx, req)
+		c, err := t.call(ctx)
 		if err != nil {
 			return result(req, nil, err)
 		}

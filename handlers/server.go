@@ -116,12 +116,13 @@ func New(d Deps) *echo.Echo {
 		if err := refuseBatch(c.Request()); err != nil {
 			return err
 		}
-		// The tools see the request's headers only: hand them the request id audit
-		// events carry, as REST handlers have it.
+		// The tools act for the requester resolved here, once per request (mcpCall),
+		// and answer errors with the request id REST handlers have.
 		c.Request().Header.Set(echo.HeaderXRequestID, requestID(c))
-		mcpHandler.ServeHTTP(c.Response(), c.Request())
+		r := c.Request()
+		mcpHandler.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), mcpCallKey{}, callOf(c))))
 		return nil
-	}, authenticate(d.Keys), limit, a.requester)
+	}, authenticate(d.Keys), confineHost, limit, a.requester)
 	return e
 }
 
@@ -243,6 +244,17 @@ func authenticate(keys *access.Keyring) echo.MiddlewareFunc {
 			c.Set(hostKey, host)
 			return next(c)
 		}
+	}
+}
+
+// confineHost makes the request's host confined whatever its key says: MCP tools
+// act for the requester a key names, never as a trusted host.
+func confineHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		host := hostOf(c)
+		host.Trusted = false
+		c.Set(hostKey, host)
+		return next(c)
 	}
 }
 
