@@ -186,11 +186,33 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\nReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
 		types.String(), earlier.String(), ep.ValidAt.Format(time.RFC3339), ep.Content)
 	var out *graph.Extracted
-	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, 0, func(content string) (err error) {
-		out, err = parseExtraction(content)
-		return err
-	})
+	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, extractionBudget(ep.Content),
+		func(content string) (err error) {
+			out, err = parseExtraction(content)
+			return err
+		})
 	return out, err
+}
+
+// extractionBudget is the output, in tokens, an extraction of an episode of content
+// may need; structured holds it under llm.max_tokens. Only the current episode counts:
+// the earlier ones in the prompt are read, never answered. It is sized on the answers
+// the tests' fixtures script (what a model gives for such sentences). An entity costs
+// about 30 tokens of JSON, a fact about 55 (its keys, the restated sentence, two
+// dates), a few more when the model indents. The densest fixture sentence, "In March
+// 2024 Alice left Acme and joined Globex." (48 bytes: three entities, two facts),
+// needs about 240: the first 256 tokens cover one such sentence, the speaker
+// included. Beyond it, a sentence of a conversation (about 80 bytes) adds at most two
+// entities and two facts, some 170 tokens, about 2 a byte; the eval corpus's
+// episodes average 318 bytes with about 2.4 labelled entities and 2.4 facts, so a
+// model listing twice that needs some 400 tokens, 1.3 a byte. Three tokens a byte
+// leave room over both (1,210 tokens for that average episode, the cap of 2,048 from
+// about 600 bytes on), and byte-level tokenizers spend more tokens on a character
+// outside ASCII, which takes more bytes too. Notes made only of names ("Erin owns
+// Fido. Frank likes jazz.") can need more and are cut off; a runaway of a short
+// episode costs a few hundred tokens instead of llm.max_tokens.
+func extractionBudget(content string) int {
+	return 256 + 3*len(content)
 }
 
 // structured makes one chat completion asking for JSON of schema, in the current
@@ -199,6 +221,9 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 // parse accepts it. A retry after an answer that could not be read is never the same
 // request: it shows the model its answer and what was wrong with it. In auto mode, a
 // server that refuses the mode moves every later call to the next one (fallBack).
+// The answer is streamed and read only as far as it can matter (see reading); a call
+// ended early, or stopped by max_tokens, is counted as cut_off once, whether its
+// answer is read (its JSON had ended) or retried.
 func (o *OpenAI) structured(ctx context.Context, system, user, name string, schema json.RawMessage, maxTokens int,
 	parse func(string) error) error {
 	for {
@@ -209,16 +234,17 @@ func (o *OpenAI) structured(ctx context.Context, system, user, name string, sche
 		}
 		req := first
 		err := o.retry(ctx, "chat", func(ctx context.Context) error {
-			resp, err := o.client.CreateChatCompletion(ctx, req)
+			got, err := o.stream(ctx, req, mode)
 			if err != nil {
 				if refusesMode(err, mode) {
 					return errUnsupported{mode, err}
 				}
 				return err
 			}
-			o.opts.Metrics.ChatPromptTokens.Add(int64(resp.Usage.PromptTokens))
-			o.opts.Metrics.ChatOutputTokens.Add(int64(resp.Usage.CompletionTokens))
-			answer, err := answerOf(resp, mode)
+			answer, err := got.answer()
+			if err == nil && got.ranOn() {
+				o.opts.Metrics.LLMError("cut_off") // read all the same: what followed its end cannot matter
+			}
 			if err == nil {
 				err = parse(answer)
 			}
@@ -295,25 +321,180 @@ func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMes
 	return req
 }
 
-// answerOf is the JSON text of a completion: the forced tool call's arguments, or the
-// content from its first { to its last } (a server asked in words may wrap it in prose
-// or a code fence). An answer cut off at max_tokens is malformed, never read in part.
-func answerOf(resp openai.ChatCompletionResponse, mode string) (string, error) {
-	if len(resp.Choices) == 0 {
-		return "", errMalformed{"no choices"}
+// stream makes the chat call with the answer streamed, and reads it until it ends or
+// until reading on cannot matter (see reading). Closing the stream early closes the
+// connection, and a server that sees its client go stops generating (llama.cpp's and
+// llama-cpp-python's do). A server refusing the request (a structured-output mode, say)
+// answers before the stream starts, so the error is CreateChatCompletionStream's.
+// Tokens are counted from the usage the server sends last (stream_options
+// include_usage); when there is none (a stream closed early never gets it, and some
+// servers never send it) output is counted as one token a chunk, as servers stream a
+// token at a time, and the prompt as a token per 4 bytes of its messages.
+func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, mode string) (*streamed, error) {
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	s, err := o.client.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	c := resp.Choices[0]
-	text := c.Message.Content
-	if mode == OutputTools && len(c.Message.ToolCalls) > 0 {
-		text = c.Message.ToolCalls[0].Function.Arguments
+	defer s.Close()
+	got := &streamed{}
+	var usage *openai.Usage
+	chunks := 0
+	defer func() {
+		if usage == nil {
+			prompt := 0
+			for _, m := range req.Messages {
+				prompt += len(m.Content)
+			}
+			usage = &openai.Usage{PromptTokens: prompt / 4, CompletionTokens: chunks}
+		}
+		o.opts.Metrics.ChatPromptTokens.Add(int64(usage.PromptTokens))
+		o.opts.Metrics.ChatOutputTokens.Add(int64(usage.CompletionTokens))
+	}()
+	for !got.early {
+		chunk, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return got, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+		}
+		for _, c := range chunk.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			if c.FinishReason != "" {
+				got.finish = c.FinishReason
+			}
+			if c.Delta.Content != "" {
+				chunks++
+				got.content.add(c.Delta.Content)
+			}
+			for _, call := range c.Delta.ToolCalls {
+				if mode != OutputTools {
+					continue
+				}
+				if call.Index != nil && *call.Index != 0 { // a second call: the model going on after its answer
+					got.args.stop = got.args.stop || got.args.complete()
+					continue
+				}
+				chunks++
+				got.tool = true
+				got.args.add(call.Function.Arguments)
+			}
+			got.early = got.text().stop
+		}
 	}
-	if c.FinishReason == openai.FinishReasonLength {
+	return got, nil
+}
+
+// streamed is a chat answer as far as it was read: its content, and in tools mode
+// the arguments of the forced call, which are the answer once the call has begun.
+type streamed struct {
+	content, args reading
+	tool          bool                // a tool call began
+	finish        openai.FinishReason // the server's, "" when the stream was closed early
+	early         bool                // closed by the client before it ended
+}
+
+func (s *streamed) text() *reading {
+	if s.tool {
+		return &s.args
+	}
+	return &s.content
+}
+
+// ranOn reports whether the model went on past what it needed: the stream was closed
+// early, or max_tokens stopped it.
+func (s *streamed) ranOn() bool {
+	return s.early || s.finish == openai.FinishReasonLength
+}
+
+// answer is the JSON text of the answer: its first top-level object when that ended,
+// whatever followed; otherwise the text from its first { to its last } (a server asked
+// in words may wrap it in prose or a code fence). An answer cut off before its object
+// ended, by max_tokens or by a run of whitespace, is malformed, never read in part.
+func (s *streamed) answer() (string, error) {
+	r := s.text()
+	text := r.b.String()
+	switch {
+	case r.complete():
+		return text[r.start:r.end], nil
+	case s.early:
+		return text, errPadded
+	case s.finish == openai.FinishReasonLength:
 		return text, errCutOff
 	}
 	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
 		text = text[i : j+1]
 	}
 	return text, nil
+}
+
+// maxRun is the longest run of whitespace a JSON answer may hold before reading stops.
+// A model indenting its JSON writes a newline and a few spaces a level, and the
+// extraction's schema nests three levels deep (an object in a list in the answer);
+// llama.cpp's grammars from a JSON schema allow at most two newlines and 20 spaces
+// between two tokens. A run of 32 is none of these: it is a model padding with
+// newlines, which a JSON grammar without that bound (llama-cpp-python's json_object)
+// lets it do until max_tokens.
+const maxRun = 32
+
+// reading follows a JSON answer as it streams in, and says when reading on cannot
+// matter (stop): once the answer's first top-level object has ended and anything but
+// whitespace or the end of a code fence follows it (a model going on past its answer,
+// a second object, more words), or more than maxRun bytes of those; or at a run of
+// maxRun whitespace bytes anywhere. Braces are counted outside strings, escapes
+// respected; text before the first { is skipped (a server asked in words may write
+// some).
+type reading struct {
+	b          strings.Builder
+	start, end int // the first object's bytes: start from its {, end past its }, 0 until it ends
+	depth      int
+	opened     bool
+	inString   bool
+	escaped    bool
+	run        int // whitespace bytes in a row
+	stop       bool
+}
+
+func (r *reading) complete() bool { return r.end > 0 }
+
+func (r *reading) add(s string) {
+	for i := 0; i < len(s) && !r.stop; i++ {
+		c, at := s[i], r.b.Len()+i
+		space := c == ' ' || c == '\n' || c == '\r' || c == '\t'
+		if space {
+			r.run++
+		} else {
+			r.run = 0
+		}
+		switch {
+		case r.complete():
+			r.stop = !space && c != '`' || at-r.end >= maxRun
+		case !r.opened:
+			if c == '{' {
+				r.opened, r.start, r.depth = true, at, 1
+			}
+		case r.escaped:
+			r.escaped = false
+		case r.inString:
+			r.escaped, r.inString = c == '\\', c != '"'
+		case c == '"':
+			r.inString = true
+		case c == '{':
+			r.depth++
+		case c == '}':
+			if r.depth--; r.depth == 0 {
+				r.end = at + 1
+			}
+		}
+		r.stop = r.stop || r.run >= maxRun
+	}
+	r.b.WriteString(s)
 }
 
 // repair is the request after an answer that could not be read: the first request,
@@ -383,6 +564,10 @@ type errMalformed struct{ why string }
 // errCutOff is an answer that reached llm.max_tokens before it ended, most often a
 // model repeating itself: counted apart (kind cut_off), retried like malformed output.
 var errCutOff = errMalformed{"cut off at llm.max_tokens before it ended"}
+
+// errPadded is an answer that ran into a run of whitespace before it ended, read no
+// further: a model padding with newlines, a runaway like errCutOff and counted with it.
+var errPadded = errMalformed{"cut off at a run of whitespace before it ended"}
 
 func (e errMalformed) Error() string { return "malformed LLM output: " + e.why }
 
@@ -515,7 +700,7 @@ func classifyLLMError(err error) (string, bool) {
 	switch {
 	case errors.As(err, &unsupported):
 		return "unsupported_format", false
-	case errors.As(err, &malformed) && malformed == errCutOff:
+	case errors.As(err, &malformed) && (malformed == errCutOff || malformed == errPadded):
 		return "cut_off", true
 	case errors.As(err, &malformed):
 		return "malformed", true

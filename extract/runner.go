@@ -288,7 +288,7 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 // to the service log only, under the memory's id.
 var reasons = map[string]string{
 	"llm_malformed":          "the language model's answer could not be read",
-	"llm_cut_off":            "the language model's answer reached llm.max_tokens before it ended",
+	"llm_cut_off":            "the language model's answer ran on (to llm.max_tokens, or into padding) before it ended",
 	"llm_timeout":            "the language model did not answer in time",
 	"llm_network":            "the language model could not be reached",
 	"llm_rate_limited":       "the language model's provider refused: too many requests",

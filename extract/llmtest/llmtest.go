@@ -1,11 +1,14 @@
 // Package llmtest is a scripted OpenAI-compatible server for tests: chat completions
-// answer from fixtures keyed by text of the episode, embeddings are deterministic
-// vectors, and faults (429, 500, timeouts, empty and malformed output) can be injected
-// at a rate. It is the only thing memgate's tests put in place of a real service.
+// answer from fixtures keyed by text of the episode, whole or streamed (server-sent
+// events, a chunk of a few bytes standing for a token), embeddings are deterministic
+// vectors, and faults (429, 500, timeouts, empty and malformed output, answers that
+// run on) can be injected. It is the only thing memgate's tests put in place of a real
+// service.
 package llmtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"net/http"
@@ -14,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Fault is what a failing call gets.
@@ -40,6 +44,7 @@ type Server struct {
 	hang     time.Duration
 	accepts  string // the one structured-output mode served; "" every mode
 	runaway  int    // answers still to cut off at max_tokens
+	runOn    runOn
 	requests []Request
 
 	ChatCalls      atomic.Int64
@@ -52,6 +57,17 @@ type fixture struct {
 	key    string
 	answer string
 }
+
+// runOn scripts answers that go on past what they need, as a small model does.
+type runOn struct {
+	n     int    // answers still to script
+	whole bool   // after the whole answer; else from its middle
+	tail  string // repeated, a chunk each, until max_tokens or until the client goes away
+}
+
+// pace is how long a runaway answer takes per chunk of its tail: slow enough that a
+// client that stops reading is seen to go away long before max_tokens.
+const pace = 5 * time.Millisecond
 
 // New starts a server; Close it when done.
 func New() *Server {
@@ -94,13 +110,17 @@ func (s *Server) AnswerRaw(key, content string) {
 	s.fixtures = append(s.fixtures, fixture{key: key, answer: content})
 }
 
-// Request is what one chat call asked for.
+// Request is what one chat call asked for, and for a streamed answer how it went.
 type Request struct {
 	Mode        string // json_schema, json_object, tools or prompt (no format asked for)
 	Schema      bool   // the structured output carried a schema
 	MaxTokens   int
 	Temperature float64
 	Messages    int
+	Stream      bool // the answer was asked for as server-sent events
+	Chunks      int  // chunks of answer text sent (a token each), when streamed
+	// Disconnected: the client went away before the streamed answer's end.
+	Disconnected bool
 }
 
 // Requests returns the chat calls so far.
@@ -126,6 +146,25 @@ func (s *Server) Runaway(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runaway = n
+}
+
+// RunawayAfterJSON makes the next n answers go on after their JSON: tail, over and over,
+// a chunk each and slowly, until max_tokens stops them (finish_reason length) or the
+// client goes away (Request.Disconnected), as a model whose grammar allows whitespace
+// after the object pads it with newlines ("\n"), or one that starts over.
+func (s *Server) RunawayAfterJSON(n int, tail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runOn = runOn{n: n, whole: true, tail: tail}
+}
+
+// PadInside makes the next n answers break off in the middle of their JSON into
+// newlines, a chunk each and slowly, until max_tokens stops them (finish_reason
+// length) or the client goes away (Request.Disconnected).
+func (s *Server) PadInside(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runOn = runOn{n: n, tail: "\n"}
 }
 
 // Prompts returns the user messages of the chat calls so far.
@@ -176,10 +215,14 @@ func (s *Server) fault() Fault {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.ChatCalls.Add(1)
 	var req struct {
-		Messages       []struct{ Role, Content string } `json:"messages"`
-		MaxTokens      int                              `json:"max_tokens"`
-		Temperature    float64                          `json:"temperature"`
-		Tools          []json.RawMessage                `json:"tools"`
+		Messages      []struct{ Role, Content string } `json:"messages"`
+		MaxTokens     int                              `json:"max_tokens"`
+		Temperature   float64                          `json:"temperature"`
+		Tools         []json.RawMessage                `json:"tools"`
+		Stream        bool                             `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 		ResponseFormat *struct {
 			Type       string          `json:"type"`
 			Schema     json.RawMessage `json:"schema"`
@@ -192,7 +235,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	asked := Request{Mode: "prompt", MaxTokens: req.MaxTokens, Temperature: req.Temperature, Messages: len(req.Messages)}
+	asked := Request{Mode: "prompt", MaxTokens: req.MaxTokens, Temperature: req.Temperature, Messages: len(req.Messages),
+		Stream: req.Stream}
 	switch {
 	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text":
 		asked.Mode = req.ResponseFormat.Type
@@ -202,9 +246,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, asked)
-	accepts, cut := s.accepts, s.runaway > 0
+	record := len(s.requests) - 1
+	accepts, cut, on := s.accepts, s.runaway > 0, s.runOn
 	if cut {
 		s.runaway--
+	}
+	if !cut && on.n > 0 {
+		s.runOn.n--
+	} else {
+		on = runOn{}
 	}
 	s.mu.Unlock()
 	if accepts != "" && asked.Mode != accepts && asked.Mode != "prompt" {
@@ -259,13 +309,33 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if cut { // the model repeats itself until max_tokens stops it
 		content, finish = strings.Repeat(content[:len(content)/2], 3)[:len(content)], "length"
 	}
+	if on.n > 0 && !on.whole {
+		content = content[:len(content)/2]
+	}
+	if asked.Mode == "prompt" {
+		content = "Sure! Here is what the episode says:\n```json\n" + content + "\n```\nLet me know if you need more."
+	}
+	limit := req.MaxTokens
+	if limit <= 0 {
+		limit = 4096
+	}
+	tokens := pieces(content)
+	if req.Stream {
+		sent, gone := s.stream(w, r, asked.Mode, tokens, on.tail, limit, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+			len(prompt)/4)
+		s.mu.Lock()
+		s.requests[record].Chunks, s.requests[record].Disconnected = sent, gone
+		s.mu.Unlock()
+		return
+	}
+	if on.n > 0 {
+		content += strings.Repeat(on.tail, max(limit-len(tokens), 0))
+		finish = "length"
+	}
 	message := map[string]any{"role": "assistant", "content": content}
-	switch asked.Mode {
-	case "tools":
+	if asked.Mode == "tools" {
 		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 			"id": "call-1", "type": "function", "function": map[string]any{"name": "answer", "arguments": content}}}}
-	case "prompt":
-		message["content"] = "Sure! Here is what the episode says:\n```json\n" + content + "\n```\nLet me know if you need more."
 	}
 	writeJSON(w, map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
@@ -273,6 +343,101 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(content) / 4,
 			"total_tokens": (len(prompt) + len(content)) / 4},
 	})
+}
+
+// stream sends the answer as server-sent events, as OpenAI's API does: a first chunk
+// with the role (and in tools mode the call), a chunk per token of the text (the
+// call's arguments in tools mode), then tail over and over, slowly, when the answer
+// runs on, until limit chunks; a last chunk with the finish reason, the usage when
+// asked for, and [DONE]. It returns the chunks of text sent and whether the client
+// went away before the end.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, mode string, tokens []string, tail string, limit int,
+	finish string, usage bool, promptTokens int) (int, bool) {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(choices []any, use any) bool {
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk",
+			"created": time.Now().Unix(), "model": "scripted", "choices": choices, "usage": use})
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return r.Context().Err() == nil
+	}
+	delta := func(text string, first bool) map[string]any {
+		if mode != "tools" {
+			d := map[string]any{"content": text}
+			if first {
+				d["role"] = "assistant"
+			}
+			return d
+		}
+		call := map[string]any{"index": 0, "function": map[string]any{"arguments": text}}
+		if first {
+			call = map[string]any{"index": 0, "id": "call-1", "type": "function", "function": map[string]any{"name": "answer", "arguments": text}}
+		}
+		d := map[string]any{"tool_calls": []any{call}}
+		if first {
+			d["role"] = "assistant"
+		}
+		return d
+	}
+	choice := func(d map[string]any, finish any) []any {
+		return []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}
+	}
+	if !send(choice(delta("", true), nil), nil) {
+		return 0, true
+	}
+	sent := 0
+	for _, t := range tokens { // whole, whatever max_tokens, as the server answers when not streaming
+		if !send(choice(delta(t, false), nil), nil) {
+			return sent, true
+		}
+		sent++
+	}
+	for tail != "" && sent < limit {
+		select {
+		case <-r.Context().Done():
+			return sent, true
+		case <-time.After(pace):
+		}
+		if !send(choice(delta(tail, false), nil), nil) {
+			return sent, true
+		}
+		sent++
+		finish = "length"
+	}
+	if mode == "tools" && finish == "stop" {
+		finish = "tool_calls"
+	}
+	if !send(choice(map[string]any{}, finish), nil) {
+		return sent, true
+	}
+	if usage && !send([]any{}, map[string]any{"prompt_tokens": promptTokens, "completion_tokens": sent, "total_tokens": promptTokens + sent}) {
+		return sent, true
+	}
+	if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err != nil {
+		return sent, true
+	}
+	return sent, false
+}
+
+// pieces cuts text into tokens of about four bytes, between characters; a long text
+// into 256 longer pieces, which keeps tests that stream long answers fast.
+func pieces(text string) []string {
+	size := max(4, len(text)/256)
+	var out []string
+	for text != "" {
+		n := min(size, len(text))
+		for n < len(text) && !utf8.RuneStart(text[n]) {
+			n++
+		}
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
 }
 
 // refuseFormat answers a request for a structured output the server does not serve,
