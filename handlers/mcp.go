@@ -12,7 +12,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/service"
 )
@@ -74,9 +73,9 @@ type mcpStatus struct {
 }
 
 // newMCP builds the MCP server with memgate's tools.
-func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Handler {
+func newMCP(svc *service.Service, version string) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "memgate", Version: version}, nil)
-	t := mcpTools{svc: svc, keys: keys}
+	t := mcpTools{svc: svc}
 	addTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
 		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t, t.add)
 	addTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
@@ -105,8 +104,7 @@ func newMCP(svc *service.Service, keys *access.Keyring, version string) http.Han
 }
 
 type mcpTools struct {
-	svc  *service.Service
-	keys *access.Keyring
+	svc *service.Service
 }
 
 // mcpCallKey holds, in an MCP request's context, the requester the /mcp route

@@ -106,7 +106,7 @@ func New(d Deps) *echo.Echo {
 	// a request.
 	// The server is stateless, so POST is its one method: echo answers GET (a stream)
 	// and DELETE (a session's end) with 405 in the one error shape.
-	mcpHandler := newMCP(d.Service, d.Keys, d.Version)
+	mcpHandler := newMCP(d.Service, d.Version)
 	e.POST("/mcp", func(c echo.Context) error {
 		// What the MCP handler would refuse in plain text is refused here in the one
 		// error shape.
