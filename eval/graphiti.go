@@ -166,9 +166,10 @@ func startEmbeddings(h extract.Hashing) (*local, error) {
 type graphitiInput struct {
 	Neo4jURI string `json:"neo4j_uri"`
 	LLM      struct {
-		BaseURL   string `json:"base_url"`
-		Model     string `json:"model"`
-		MaxTokens int    `json:"max_tokens"`
+		BaseURL      string `json:"base_url"`
+		Model        string `json:"model"`
+		MaxTokens    int    `json:"max_tokens"`
+		SchemaBeside bool   `json:"schema_beside"`
 	} `json:"llm"`
 	Embedder struct {
 		BaseURL    string `json:"base_url"`
@@ -202,7 +203,11 @@ type graphitiOutput struct {
 // evaluateGraphiti runs convs through graphiti-core's add_episode, each in a group of
 // its own, with the model behind llm, and scores each group as memgate's spaces are.
 // The groups stay in the database, as memgate's runs' spaces do (make eval wipes it).
-func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.DriverWithContext, convs []conversation) (score, error) {
+//
+// With schemaBeside the model's output is constrained to each answer's schema as
+// memgate's is (the schema in response_format, where llama-cpp-python reads it); without
+// it Graphiti runs as it ships, the schema only in the prompt.
+func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.DriverWithContext, convs []conversation, schemaBeside bool) (score, error) {
 	var s score
 	embed, err := startEmbeddings(extract.Hashing{Dimensions: embedDimensions})
 	if err != nil {
@@ -210,7 +215,7 @@ func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.Driver
 	}
 	defer embed.Close()
 	in := graphitiInput{Neo4jURI: neo4jURI}
-	in.LLM.BaseURL, in.LLM.Model, in.LLM.MaxTokens = llm.url, model, llmMaxTokens
+	in.LLM.BaseURL, in.LLM.Model, in.LLM.MaxTokens, in.LLM.SchemaBeside = llm.url, model, llmMaxTokens, schemaBeside
 	in.Embedder.BaseURL, in.Embedder.Model, in.Embedder.Dimensions = "http://"+embed.addr+"/v1", "hashing", embedDimensions
 	run := time.Now().Unix()
 	for _, conv := range convs {
@@ -248,7 +253,10 @@ func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.Driver
 	if len(out.Conversations) != len(convs) {
 		return s, fmt.Errorf("%s answered for %d conversations of %d", graphitiScript, len(out.Conversations), len(convs))
 	}
-	s.name = "graphiti-core " + out.Version + " add_episode, " + model + " model"
+	s.name = "graphiti-core " + out.Version + " add_episode, " + model + " model, as shipped"
+	if schemaBeside {
+		s.name = "graphiti-core " + out.Version + " add_episode, " + model + " model, output constrained to the schema"
+	}
 	s.conversations = len(convs)
 	ctx := context.Background()
 	for i, conv := range convs {

@@ -8,7 +8,7 @@ graphiti-core==0.31.2 first):
 FILE is JSON:
 
     {"neo4j_uri": "bolt://127.0.0.1:PORT",
-     "llm": {"base_url": ".../v1", "model": "local", "max_tokens": 1024},
+     "llm": {"base_url": ".../v1", "model": "local", "max_tokens": 1024, "schema_beside": false},
      "embedder": {"base_url": ".../v1", "model": "hashing", "dimensions": 256},
      "conversations": [{"group_id": "...", "questions": ["..."],
                         "episodes": [{"reference_time": "2024-11-12T08:15:00Z",
@@ -22,7 +22,9 @@ Graphiti.search(question, group_ids=[group_id], num_results=5), Graphiti's defau
 search. Graphiti's index builder runs once first.
 
 The model is reached as Graphiti reaches a local OpenAI-compatible server
-(OpenAIGenericClient, json_object: the server refuses json_schema), with memgate's
+(OpenAIGenericClient, json_object: the server refuses json_schema; with schema_beside,
+the schema also goes in response_format, where llama-cpp-python constrains decoding to
+it, as memgate's json_object mode sends it), with memgate's
 eval settings: temperature 0, one call at a time, at most max_tokens an answer (Graphiti
 asks edge extraction for up to 16384 tokens; here every call gets max_tokens, as in
 memgate's runs). The embedder is OpenAIEmbedder against the eval's endpoint, which
@@ -70,9 +72,20 @@ class CappedClient(OpenAIGenericClient):
     runs hold every answer to llm.max_tokens, and a small model that repeats itself
     would otherwise run on for minutes."""
 
+    schema_beside = False
+
     async def _generate_response(self, messages, response_model=None, max_tokens=None, *args, **kwargs):
         max_tokens = min(max_tokens or self.max_tokens, self.max_tokens)
         return await super()._generate_response(messages, response_model, max_tokens, *args, **kwargs)
+
+    def _build_response_format(self, response_model):
+        """With schema_beside, json_object carries the response model's schema where
+        llama-cpp-python reads it and constrains decoding to it, as memgate's json_object
+        mode does; stock Graphiti only writes the schema into the prompt."""
+        fmt = super()._build_response_format(response_model)
+        if self.schema_beside and response_model is not None:
+            fmt = {'type': 'json_object', 'schema': response_model.model_json_schema()}
+        return fmt
 
 
 def episode_body(messages):
@@ -127,9 +140,11 @@ def build(spec):
     # memgate's local Neo4j runs without authentication and then accepts any
     # credentials, so an empty password works there.
     driver = Neo4jDriver(spec['neo4j_uri'], 'neo4j', os.environ.get('NEO4J_PASSWORD', ''))
+    client = CappedClient(config, max_tokens=llm['max_tokens'], structured_output_mode='json_object')
+    client.schema_beside = bool(llm.get('schema_beside'))
     graphiti = Graphiti(
         graph_driver=driver,
-        llm_client=CappedClient(config, max_tokens=llm['max_tokens'], structured_output_mode='json_object'),
+        llm_client=client,
         embedder=OpenAIEmbedder(OpenAIEmbedderConfig(
             api_key='local', base_url=emb['base_url'], embedding_model=emb['model'],
             embedding_dim=emb['dimensions'])),
