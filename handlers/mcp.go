@@ -171,9 +171,6 @@ func result(req *mcp.CallToolRequest, v any, err error) (*mcp.CallToolResult, er
 }
 
 func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, error) {
-	if len(in.IdempotencyKey) > maxIdempotencyKey {
-		return nil, graph.Errorf(graph.EINVALID, "idempotency_key is longer than %d bytes", maxIdempotencyKey)
-	}
 	added, errs := t.svc.Add(ctx, c, []service.NewMemory{{AgentID: in.AgentID, Text: in.Content, Visibility: in.Visibility,
 		Team: in.Team, ReferenceTime: in.ReferenceTime, ExpiresAt: in.ExpiresAt, Source: graph.SourceText, SourceDescription: "mcp"}}, in.IdempotencyKey)
 	if errs[0] != nil {

@@ -135,16 +135,6 @@ func acceptedOf(a service.Added) accepted {
 		VisibilityRule: a.Episode.VisibilityRule, Replayed: a.Replayed}
 }
 
-const maxIdempotencyKey = 255
-
-func idempotencyKey(c echo.Context) (string, error) {
-	key := c.Request().Header.Get("Idempotency-Key")
-	if len(key) > maxIdempotencyKey {
-		return "", graph.Errorf(graph.EINVALID, "Idempotency-Key is longer than %d bytes", maxIdempotencyKey)
-	}
-	return key, nil
-}
-
 func (a *api) addMemory(c echo.Context) error {
 	var req memoryRequest
 	if err := bind(c, &req); err != nil {
@@ -154,11 +144,7 @@ func (a *api) addMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	added, errs := a.svc.Add(c.Request().Context(), callOf(c), []service.NewMemory{m}, key)
+	added, errs := a.svc.Add(c.Request().Context(), callOf(c), []service.NewMemory{m}, c.Request().Header.Get("Idempotency-Key"))
 	if errs[0] != nil {
 		return errs[0]
 	}
@@ -182,14 +168,8 @@ func (a *api) addBatch(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	if len(req.Items) == 0 {
-		return graph.Errorf(graph.EINVALID, "items must not be empty")
-	}
-	if max := a.svc.Limits.BatchMaxItems; len(req.Items) > max {
-		return graph.Errorf(graph.EINVALID, "a batch holds at most %d items; got %d", max, len(req.Items))
-	}
-	key, err := idempotencyKey(c)
-	if err != nil {
+	key := c.Request().Header.Get("Idempotency-Key")
+	if err := a.svc.CheckWrite(len(req.Items), key); err != nil {
 		return err
 	}
 	items := make([]service.NewMemory, len(req.Items))

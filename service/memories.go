@@ -165,6 +165,25 @@ func renderContent(m *NewMemory) string {
 	return b.String()
 }
 
+// MaxIdempotencyKey is the longest idempotency key a write takes, in bytes.
+const MaxIdempotencyKey = 255
+
+// CheckWrite refuses a write of n memories that the service never takes, whatever
+// they hold: none, more than memory.batch_max_items, or an idempotency key over
+// MaxIdempotencyKey bytes. Add applies it to every write; a handler calls it before it
+// reads a batch's items, so that a batch over the limits is refused whole.
+func (s *Service) CheckWrite(n int, idemKey string) error {
+	switch {
+	case n == 0:
+		return graph.Errorf(graph.EINVALID, "items must not be empty")
+	case s.Limits.BatchMaxItems > 0 && n > s.Limits.BatchMaxItems:
+		return graph.Errorf(graph.EINVALID, "a batch holds at most %d items; got %d", s.Limits.BatchMaxItems, n)
+	case len(idemKey) > MaxIdempotencyKey:
+		return graph.Errorf(graph.EINVALID, "the idempotency key is longer than %d bytes", MaxIdempotencyKey)
+	}
+	return nil
+}
+
 // Add stores memories: each is validated and authorized on its own, so one item's
 // failure leaves the others intact; then the batch's memories are stored in one
 // call, in the batch's order (created a nanosecond apart, committed no later than the
@@ -172,6 +191,12 @@ func renderContent(m *NewMemory) string {
 // retries safe; in a batch each item gets its own key derived from it.
 func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
 	out, errs := make([]Added, len(items)), make([]error, len(items))
+	if err := s.CheckWrite(len(items), idemKey); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs
+	}
 	eps := make([]*graph.Episode, len(items))
 	now := s.Now().UTC()
 	var wg sync.WaitGroup

@@ -21,7 +21,7 @@ type Limits struct {
 	DefaultVisibility string // private or public
 	RefuseCredentials bool
 	MaxContentBytes   int
-	BatchMaxItems     int
+	BatchMaxItems     int // memories in one write at most (CheckWrite); 0: no bound
 	PageSizeDefault   int
 	PageSizeMax       int
 	// MaxVersions is how many earlier versions of a memory are kept (0: 20).
