@@ -45,14 +45,61 @@ func (h Host) MayName(requester string) bool {
 // route.
 var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}}
 
-// KeySpec configures one host key by the hex SHA-256 of the key. Requesters nil
-// binds a trusted key to every requester and a confined key to none.
+// KeySpec is one API key a host presents as "Authorization: Bearer <key>", as the
+// configuration gives it (auth.keys): only the hex SHA-256 of the key, never the key
+// itself. Requesters binds the key to the X-Requester-Id values it may send: ids,
+// prefixes ending in * ("app1-*"), or *. Without it a trusted key may name anyone and
+// a confined key no one.
 type KeySpec struct {
-	Name       string
-	SHA256     string
-	Trusted    bool
-	Admin      bool
-	Requesters []string
+	Name       string   `yaml:"name"`
+	SHA256     string   `yaml:"sha256"`
+	Trusted    bool     `yaml:"trusted"`
+	Admin      bool     `yaml:"admin"`
+	Requesters []string `yaml:"requesters"`
+}
+
+// KeyProblem is one thing wrong with a host key of a list: Field is name, sha256 or
+// requesters[j].
+type KeyProblem struct {
+	Index   int
+	Field   string
+	Message string
+}
+
+// CheckKeys returns every problem of a list of host keys: a name empty, used by
+// another key or starting as JWT users' hosts do; a sha256 that is not 64 hex
+// characters or is another key's; a requester binding that is not one (CheckBinding).
+// NewKeyring refuses a list with any; the configuration reports them all.
+func CheckKeys(specs []KeySpec) []KeyProblem {
+	var out []KeyProblem
+	add := func(i int, field, format string, args ...any) {
+		out = append(out, KeyProblem{Index: i, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	names, hashes := map[string]bool{}, map[string]bool{}
+	for i, s := range specs {
+		switch {
+		case s.Name == "":
+			add(i, "name", "must not be empty")
+		case names[s.Name]:
+			add(i, "name", "%q is used by another key", s.Name)
+		case strings.HasPrefix(s.Name, jwtHostPrefix):
+			add(i, "name", "names starting %s are the JWT users'", jwtHostPrefix)
+		}
+		names[s.Name] = true
+		hash := strings.ToLower(s.SHA256)
+		if b, err := hex.DecodeString(hash); err != nil || len(b) != sha256.Size {
+			add(i, "sha256", "must be the 64-character hex SHA-256 of the key")
+		} else if hashes[hash] {
+			add(i, "sha256", "the same key is configured twice")
+		}
+		hashes[hash] = true
+		for j, r := range s.Requesters {
+			if err := CheckBinding(r); err != nil {
+				add(i, fmt.Sprintf("requesters[%d]", j), "%v", err)
+			}
+		}
+	}
+	return out
 }
 
 // CheckBinding returns an error unless pattern is a requester id, a prefix of one
@@ -81,23 +128,16 @@ type Keyring struct {
 
 // NewKeyring builds a keyring. No specs and no tokens means dev mode.
 func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
+	if problems := CheckKeys(specs); len(problems) > 0 {
+		p := problems[0]
+		return nil, fmt.Errorf("host key %d (%q): %s %s", p.Index, specs[p.Index].Name, p.Field, p.Message)
+	}
 	k := &Keyring{tokens: tokens}
 	for _, s := range specs {
-		h, err := hex.DecodeString(strings.ToLower(s.SHA256))
-		if err != nil || len(h) != sha256.Size {
-			return nil, fmt.Errorf("host key %q: sha256 must be 64 hex characters", s.Name)
-		}
-		if strings.HasPrefix(s.Name, jwtHostPrefix) {
-			return nil, fmt.Errorf("host key %q: names starting %q are the JWT users'", s.Name, jwtHostPrefix)
-		}
+		h, _ := hex.DecodeString(strings.ToLower(s.SHA256))
 		requesters := s.Requesters
 		if requesters == nil && s.Trusted {
 			requesters = []string{"*"}
-		}
-		for _, r := range requesters {
-			if err := CheckBinding(r); err != nil {
-				return nil, fmt.Errorf("host key %q: requesters: %v", s.Name, err)
-			}
 		}
 		k.hashes = append(k.hashes, h)
 		k.hosts = append(k.hosts, Host{Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,

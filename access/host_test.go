@@ -2,7 +2,10 @@ package access_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/access"
@@ -105,6 +108,37 @@ func TestNewKeyring_ErrBinding(t *testing.T) {
 	}
 	if _, err := access.NewKeyring([]access.KeySpec{{Name: "jwt:alice", SHA256: access.HashKey("k"), Trusted: true}}, nil); err == nil {
 		t.Error("NewKeyring accepted a key named like a JWT user")
+	}
+}
+
+// TestCheckKeys: every problem of a key list is named by the key's place and field,
+// and NewKeyring refuses exactly the lists that have one (the configuration reports
+// the same problems: config's Validate uses CheckKeys).
+func TestCheckKeys(t *testing.T) {
+	ok := func(name string) access.KeySpec { return access.KeySpec{Name: name, SHA256: access.HashKey(name)} }
+	for _, c := range []struct {
+		name string
+		keys []access.KeySpec
+		want []string // index.field of each problem
+	}{
+		{"fine", []access.KeySpec{ok("a"), ok("b")}, nil},
+		{"no name", []access.KeySpec{ok("a"), {SHA256: access.HashKey("b")}}, []string{"1.name"}},
+		{"name twice", []access.KeySpec{ok("a"), {Name: "a", SHA256: access.HashKey("b")}}, []string{"1.name"}},
+		{"jwt name", []access.KeySpec{ok("jwt:a")}, []string{"0.name"}},
+		{"bad hash", []access.KeySpec{{Name: "a", SHA256: "abc"}}, []string{"0.sha256"}},
+		{"hash twice, other case", []access.KeySpec{ok("a"), {Name: "b", SHA256: strings.ToUpper(access.HashKey("a"))}}, []string{"1.sha256"}},
+		{"bad binding", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Requesters: []string{"bob", "Al ice"}}}, []string{"0.requesters[1]"}},
+	} {
+		var got []string
+		for _, p := range access.CheckKeys(c.keys) {
+			got = append(got, fmt.Sprintf("%d.%s", p.Index, p.Field))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: problems %v, want %v", c.name, got, c.want)
+		}
+		if _, err := access.NewKeyring(c.keys, nil); (err != nil) != (len(c.want) > 0) {
+			t.Errorf("%s: NewKeyring error %v, want one only when CheckKeys finds a problem", c.name, err)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -82,20 +81,8 @@ type Neo4j struct {
 // No keys and no identity provider means dev mode: loopback only, every request
 // treated as coming from a trusted admin host.
 type Auth struct {
-	Keys []HostKey `yaml:"keys"`
-	JWT  JWT       `yaml:"jwt"`
-}
-
-// HostKey is one API key a host presents as "Authorization: Bearer <key>". Only the
-// SHA-256 of the key is configured, never the key itself. Requesters binds the key to
-// the X-Requester-Id values it may send: ids, prefixes ending in * ("app1-*"), or *.
-// Without it a trusted key may name anyone and a confined key no one.
-type HostKey struct {
-	Name       string   `yaml:"name"`
-	SHA256     string   `yaml:"sha256"`
-	Trusted    bool     `yaml:"trusted"`
-	Admin      bool     `yaml:"admin"`
-	Requesters []string `yaml:"requesters"`
+	Keys []access.KeySpec `yaml:"keys"`
+	JWT  JWT              `yaml:"jwt"`
 }
 
 // JWT configures verified end-user identity: a request whose bearer is a JWT signed
@@ -336,7 +323,7 @@ func unknownKeys(v *viper.Viper) error {
 // entry decodes into. unknownKeys sees such a list as one value, and decoding drops an
 // entry's fields its struct lacks, so unknownFields checks the entries.
 var listEntries = map[string]reflect.Type{
-	"auth.keys":               reflect.TypeFor[HostKey](),
+	"auth.keys":               reflect.TypeFor[access.KeySpec](),
 	"ingest.entity_types":     reflect.TypeFor[EntityType](),
 	"memory.visibility_rules": reflect.TypeFor[VisibilityRule](),
 }
@@ -543,30 +530,8 @@ func (c *Config) Validate() error {
 		add("neo4j.max_pool_size", "must be at least 1, got %d", c.Neo4j.MaxPoolSize)
 	}
 
-	names := map[string]bool{}
-	hashes := map[string]bool{}
-	for i, k := range c.Auth.Keys {
-		key := fmt.Sprintf("auth.keys[%d]", i)
-		if k.Name == "" {
-			add(key+".name", "must not be empty")
-		} else if names[k.Name] {
-			add(key+".name", "%q is used by another key", k.Name)
-		}
-		names[k.Name] = true
-		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
-			add(key+".sha256", "must be the 64-character hex SHA-256 of the key")
-		} else if hashes[strings.ToLower(k.SHA256)] {
-			add(key+".sha256", "the same key is configured twice")
-		}
-		hashes[strings.ToLower(k.SHA256)] = true
-		if strings.HasPrefix(k.Name, "jwt:") {
-			add(key+".name", "names starting jwt: are the JWT users'")
-		}
-		for j, r := range k.Requesters {
-			if err := access.CheckBinding(r); err != nil {
-				add(fmt.Sprintf("%s.requesters[%d]", key, j), "%v", err)
-			}
-		}
+	for _, p := range access.CheckKeys(c.Auth.Keys) {
+		add(fmt.Sprintf("auth.keys[%d].%s", p.Index, p.Field), "%s", p.Message)
 	}
 	if j := c.Auth.JWT; j.Enabled() || j.Audience != "" || j.JWKSFile != "" || j.JWKSURL != "" {
 		if j.Issuer == "" {
@@ -739,7 +704,7 @@ func (c *Config) Redacted() *Config {
 	r.Neo4j.Password = mask(c.Neo4j.Password)
 	r.LLM.APIKey = mask(c.LLM.APIKey)
 	r.Embedder.APIKey = mask(c.Embedder.APIKey)
-	r.Auth.Keys = make([]HostKey, len(c.Auth.Keys))
+	r.Auth.Keys = make([]access.KeySpec, len(c.Auth.Keys))
 	for i, k := range c.Auth.Keys {
 		if len(k.SHA256) > 8 {
 			k.SHA256 = k.SHA256[:8] + "…"

@@ -262,10 +262,7 @@ func openDB(cfg *config.Config, log *slog.Logger) (*neo4jstore.DB, error) {
 // newKeyring builds the host keys and, when auth.jwt is set, the identity provider's
 // verifier; a URL's keys are fetched in the background until ctx ends.
 func newKeyring(ctx context.Context, auth config.Auth, log *slog.Logger) (*access.Keyring, error) {
-	specs := make([]access.KeySpec, len(auth.Keys))
-	for i, k := range auth.Keys {
-		specs[i] = access.KeySpec{Name: k.Name, SHA256: k.SHA256, Trusted: k.Trusted, Admin: k.Admin, Requesters: k.Requesters}
-	}
+	specs := auth.Keys
 	if !auth.JWT.Enabled() {
 		return access.NewKeyring(specs, nil)
 	}
