@@ -37,12 +37,8 @@ func TestInjection_EveryRoute(t *testing.T) {
 	var mine added
 	owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "Mine."}, &mine)
 
-	db := neo4jtest.DB(t)
 	census := func() [2]int64 {
-		n, r, err := db.Census(context.Background(), "agent-"+victimAgent+"-")
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, r := neo4jtest.Census(t, "agent-"+victimAgent+"-")
 		return [2]int64{n, r}
 	}
 	before := census()

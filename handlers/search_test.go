@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"strings"
@@ -253,16 +252,9 @@ func TestSearch_Injection(t *testing.T) {
 			break
 		}
 	}
-	db := neo4jtest.DB(t)
 	census := func() [4]int64 {
-		mineN, mineR, err := db.Census(context.Background(), "agent-"+agent+"-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		theirsN, theirsR, err := db.Census(context.Background(), "agent-"+theirs+"-")
-		if err != nil {
-			t.Fatal(err)
-		}
+		mineN, mineR := neo4jtest.Census(t, "agent-"+agent+"-")
+		theirsN, theirsR := neo4jtest.Census(t, "agent-"+theirs+"-")
 		return [4]int64{mineN, mineR, theirsN, theirsR}
 	}
 	before := census()

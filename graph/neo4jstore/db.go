@@ -76,7 +76,7 @@ var queryNames = []string{
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
 	"graph_save", "entity_summary_sources", "entity_summary_set",
 	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
-	"fact_get", "entity_get", "census", "fact_list",
+	"fact_get", "entity_get", "fact_list",
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 }
 

@@ -350,13 +350,3 @@ func entityHits(records []*neo4j.Record) []graph.EntityHit {
 	}
 	return out
 }
-
-// Census counts the nodes and relationships whose group_id starts with prefix: the
-// size of a set of spaces, for tests that check a request changed nothing.
-func (db *DB) Census(ctx context.Context, prefix string) (nodes, relationships int64, err error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "census", map[string]any{"prefix": prefix})
-	if err != nil {
-		return 0, 0, err
-	}
-	return num(records[0].Values[0]), num(records[0].Values[1]), nil
-}

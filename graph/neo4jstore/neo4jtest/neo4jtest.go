@@ -328,6 +328,15 @@ func Count(tb testing.TB, statement string, params map[string]any) int64 {
 	return n
 }
 
+// Census counts the nodes and the relationships whose group_id starts with prefix:
+// the size of a set of spaces, for tests that check a request changed nothing.
+func Census(tb testing.TB, prefix string) (nodes, relationships int64) {
+	tb.Helper()
+	p := map[string]any{"prefix": prefix}
+	return Count(tb, "MATCH (n) WHERE n.group_id STARTS WITH $prefix RETURN count(n)", p),
+		Count(tb, "MATCH ()-[r]->() WHERE r.group_id STARTS WITH $prefix RETURN count(r)", p)
+}
+
 const seedConflict = `
 WITH randomUUID() AS id
 CREATE (a:Entity {uuid: randomUUID(), name: 'Seeded ' + $word, group_id: $g, created_at: datetime(), seeded: true}),
