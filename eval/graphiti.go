@@ -230,8 +230,9 @@ func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.Driver
 		return s, err
 	}
 	defer os.Remove(file.Name())
-	if err := json.NewEncoder(file).Encode(in); err == nil {
-		err = file.Close()
+	err = json.NewEncoder(file).Encode(in)
+	if cerr := file.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return s, err

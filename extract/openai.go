@@ -228,10 +228,7 @@ func (o *OpenAI) structured(ctx context.Context, system, user, name string, sche
 	parse func(string) error) error {
 	for {
 		mode := o.outputMode()
-		first := o.chatRequest(mode, system, user, name, schema)
-		if maxTokens > 0 && maxTokens < first.MaxTokens {
-			first.MaxTokens = maxTokens
-		}
+		first := o.chatRequest(mode, system, user, name, schema, maxTokens)
 		req := first
 		err := o.retry(ctx, "chat", func(ctx context.Context) error {
 			got, err := o.stream(ctx, req, mode)
@@ -290,17 +287,22 @@ func (o *OpenAI) fallBack(refused string, err error) bool {
 	return true
 }
 
-// chatRequest asks for JSON of schema in mode. Outside json_schema the schema is also
-// written into the instructions: a server that constrains decoding to it does not
-// show it to the model, and one that does not constrain relies on it.
-func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMessage) openai.ChatCompletionRequest {
+// chatRequest asks for JSON of schema in mode, in at most maxTokens of output when
+// that is below llm.max_tokens. Outside json_schema the schema is also written into
+// the instructions: a server that constrains decoding to it does not show it to the
+// model, and one that does not constrain relies on it.
+func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMessage, maxTokens int) openai.ChatCompletionRequest {
 	if mode != OutputJSONSchema {
 		system += "\n\nThe JSON object must follow this JSON schema:\n" + string(schema)
+	}
+	if maxTokens <= 0 || maxTokens > o.opts.MaxTokens {
+		maxTokens = o.opts.MaxTokens
 	}
 	req := openai.ChatCompletionRequest{
 		Model:       o.opts.Model,
 		Temperature: 0,
-		MaxTokens:   o.opts.MaxTokens,
+		//lint:ignore SA1019 max_tokens is what OpenAI-compatible servers (llama.cpp, vLLM, Ollama) read; max_completion_tokens is OpenAI's alone
+		MaxTokens: maxTokens,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: system},
 			{Role: openai.ChatMessageRoleUser, Content: user},

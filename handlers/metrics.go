@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/memgate/memgate/extract"
@@ -44,7 +45,7 @@ func NewMetrics(o Observed) *Metrics {
 			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused and the reason.",
 		}, []string{"space", "reason"}),
 	}
-	m.registry.MustRegister(m.requests, m.denials, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+	m.registry.MustRegister(m.requests, m.denials, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		scraped{o})
 	return m
 }

@@ -461,7 +461,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	c := w.principal(cell.Principal)
 	switch cell.Operation {
 	case "share", "unshare", "transfer", "erase", "compact", "reflect":
-		return w.runAgent(c, cell), nil
+		return w.runAgent(cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
 		_, err := w.svc.DissolveTeam(w.ctx, c, team, true)
@@ -948,7 +948,7 @@ func (w *world) runMoveIntoDissolved(cell accesstest.Cell) string {
 // runAgent performs an agent operation on a fresh agent made like the world's agent of
 // the column (its owner, its shares, one private memory), or on an agent that does not
 // exist when the world has none of that name, and checks what the store holds after.
-func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
+func (w *world) runAgent(cell accesstest.Cell) string {
 	w.t.Helper()
 	w.fresh++
 	agent := w.id(fmt.Sprintf("%s%d", cell.Column, w.fresh))
@@ -991,7 +991,7 @@ func (w *world) runAgent(c service.Call, cell accesstest.Cell) string {
 		return v.OwnerID
 	}
 
-	c = w.principal(cell.Principal) // resolved again, as a request after the agent's creation would be
+	c := w.principal(cell.Principal) // resolved after the agent's creation, as a request then would be
 	var err error
 	switch cell.Operation {
 	case "share":
