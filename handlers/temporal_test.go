@@ -11,6 +11,7 @@ import (
 	"time"
 
 	memclient "github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
@@ -144,28 +145,49 @@ func importLines(t *testing.T, base string, c client, lines []map[string]any) {
 	}
 }
 
-// TestConflicts_KeepNewBeforeAnAssumedStart (issue 31, point 1, review mode): keeping
-// the new fact ends the old one when the new one began (2025). When the old fact's
-// assumed start is after that, the old start becomes unknown, never after its end;
-// when before, it stays, still marked assumed.
+// TestConflicts_KeepNewBeforeAnAssumedStart (issue 31, point 1, review mode; issue
+// 32: one rule for ending a fact): keeping the new fact ends the old one when the new
+// one began (2025), and what Neo4j then holds is what graph.Fact.End decides for the
+// same fact, case by case: an assumed start after the end becomes unknown, one before
+// it stays (still assumed); a stated start after the end is kept as overruled, one
+// before it stays; an unknown start stays unknown.
 func TestConflicts_KeepNewBeforeAnAssumedStart(t *testing.T) {
 	t.Parallel()
 	owner, _, agent := ownerWorld(t)
 	group := "agent-" + agent + "-private"
-	for _, c := range []struct{ assumed, want string }{{"2026-01-01", ""}, {"2024-01-01", "2024-01-01"}} {
+	newStart := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		start   string // the old fact's; "" unknown
+		assumed bool
+	}{{"2026-01-01", true}, {"2024-01-01", true}, {"2026-01-01", false}, {"2024-01-01", false}, {"", false}} {
 		id := neo4jtest.SeedConflict(t, group, "Erin"+randomSuffix())
+		old := graph.Fact{StartAssumed: c.assumed}
+		var start any // nil: unknown
+		if c.start != "" {
+			at, _ := time.Parse(time.DateOnly, c.start)
+			old.ValidAt, start = &at, at
+		}
 		if err := neo4jtest.Run(neo4jtest.URI(t), `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
-			SET o.valid_at = datetime($assumed), o.valid_at_assumed = true`,
-			map[string]any{"id": id, "assumed": c.assumed + "T00:00:00Z"}); err != nil {
+			SET o.valid_at = $start, o.valid_at_assumed = $assumed`,
+			map[string]any{"id": id, "start": start, "assumed": c.assumed}); err != nil {
 			t.Fatal(err)
 		}
+		old.End(newStart, time.Now())
 		owner.must(http.StatusOK, "POST", "/v1/conflicts/"+id+"/resolve", map[string]any{"keep": "new"}, nil)
+		day := func(at *time.Time) string {
+			if at == nil {
+				return ""
+			}
+			return at.UTC().Format(time.DateOnly)
+		}
 		if n := neo4jtest.Count(t, `MATCH (c:Conflict {uuid: $id}) MATCH ()-[o:RELATES_TO {uuid: c.old_fact}]->()
-			WHERE coalesce(toString(date(o.valid_at)), '') = $want AND (o.valid_at IS NULL OR o.valid_at_assumed)
-			  AND o.invalid_at.epochSeconds = datetime('2025-01-01T00:00:00Z').epochSeconds
+			WHERE coalesce(toString(date(o.valid_at)), '') = $start AND coalesce(o.valid_at_assumed, false) = $assumed
+			  AND coalesce(toString(date(o.overruled_valid_at)), '') = $overruled AND toString(date(o.invalid_at)) = $end
 			  AND o.expired_at IS NOT NULL RETURN count(o)`,
-			map[string]any{"id": id, "want": c.want}); n != 1 {
-			t.Errorf("assumed from %s: the old fact does not run from %q to the new fact's start (2025)", c.assumed, c.want)
+			map[string]any{"id": id, "start": day(old.ValidAt), "assumed": old.StartAssumed, "overruled": day(old.OverruledStart),
+				"end": day(old.InvalidAt)}); n != 1 {
+			t.Errorf("start %q (assumed %v): the stored old fact is not what graph.Fact.End makes of it: from %q (assumed %v, overruled %q) to %q",
+				c.start, c.assumed, day(old.ValidAt), old.StartAssumed, day(old.OverruledStart), day(old.InvalidAt))
 		}
 	}
 }
