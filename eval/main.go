@@ -110,7 +110,7 @@ func main() {
 			// An extraction answer takes 300-600 tokens; a small model that repeats itself
 			// costs 70 s per 1,000 tokens on two cores before max_tokens stops it.
 			"MEMGATE_LLM_MAX_TOKENS": fmt.Sprint(llmMaxTokens)}
-		runs = append(runs, extractor{name: "openai path + rules, " + *llmModel + " model at " + *llmURL, limit: *llmLimit, env: model})
+		runs = append(runs, extractor{name: "openai path + rules, " + *llmModel + " model at `" + *llmURL + "`", limit: *llmLimit, env: model})
 		// The model alone (llm.rules off), for the conversation checked fact by fact.
 		alone := maps.Clone(model)
 		alone["MEMGATE_LLM_RULES"] = "false"
