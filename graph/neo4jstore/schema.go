@@ -106,8 +106,11 @@ func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error)
 	return out, nil
 }
 
-// Ready reports whether the database answers and carries the current schema. The
-// error is EUNAVAILABLE with a reason an operator can act on.
+// Ready reports whether the database answers and carries this memgate's schema or a
+// later one: migrations only add (indexes, constraints; a backfill runs at every
+// start), so during a rolling upgrade the replicas still on the older binary stay
+// ready once a newer one has migrated. The error is EUNAVAILABLE with a reason an
+// operator can act on.
 func (db *DB) Ready(ctx context.Context) error {
 	if err := db.driver.VerifyConnectivity(ctx); err != nil {
 		return graph.Wrap(graph.EUNAVAILABLE, err, "neo4j is not reachable")
@@ -121,7 +124,7 @@ func (db *DB) Ready(ctx context.Context) error {
 		v, _ := records[0].Get("version")
 		have, _ = v.(int64)
 	}
-	if want := int64(cypher.SchemaVersion()); have != want {
+	if want := int64(cypher.SchemaVersion()); have < want {
 		return graph.Errorf(graph.EUNAVAILABLE, "schema version is %d, want %d: run memgate migrate", have, want)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
@@ -24,6 +25,31 @@ func TestDB_Migrate(t *testing.T) {
 		}
 		if err := db.Ready(ctx); err != nil {
 			t.Fatalf("Ready after migration: %v", err)
+		}
+	})
+
+	// A rolling upgrade: a newer memgate has migrated (a later version is recorded);
+	// this older one starting migrates too, and neither lowers the version nor turns
+	// unready.
+	t.Run("OlderBesideNewer", func(t *testing.T) {
+		want := int64(cypher.SchemaVersion())
+		setVersion := func(v int64) {
+			if err := neo4jtest.Run(neo4jtest.URI(t), "MATCH (s:MemgateSchema {id: 'memgate'}) SET s.version = $v",
+				map[string]any{"v": v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setVersion(want + 1)
+		defer setVersion(want)
+		if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+			t.Fatal(err)
+		}
+		if n := neo4jtest.Count(t, "MATCH (s:MemgateSchema {id: 'memgate'}) WHERE s.version = $v RETURN count(s)",
+			map[string]any{"v": want + 1}); n != 1 {
+			t.Errorf("the older memgate's migration lowered the schema version from %d", want+1)
+		}
+		if err := db.Ready(ctx); err != nil {
+			t.Errorf("Ready beside a newer schema: %v", err)
 		}
 	})
 
