@@ -59,7 +59,7 @@ type Authorizer interface {
 	CraftedTargets(p Principal, query string) []string
 }
 
-// Policy is the default Authorizer: the space table of DESIGN.md.
+// Policy is the default Authorizer: the access model of docs/concepts.md.
 type Policy struct {
 	// AllowPrivate false gives the all-public model: private writes are refused.
 	AllowPrivate bool
