@@ -276,6 +276,9 @@ func Load(path string) (*Config, error) {
 			return nil, fmt.Errorf("config: read %s: %w", path, err)
 		}
 	}
+	if err := unknownEnv(); err != nil {
+		return nil, err
+	}
 	raw, err := fileMap(path)
 	if err != nil {
 		return nil, err
@@ -301,6 +304,75 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// envName is the environment variable that sets key: MEMGATE_ and the key in upper
+// case, its dots as underscores (llm.base_url: MEMGATE_LLM_BASE_URL).
+func envName(key string) string {
+	return "MEMGATE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// ClientKeyVariable holds the key memgate's client commands (import, export, loadtest)
+// send; it is no setting of the service, and the one other MEMGATE_ variable.
+const ClientKeyVariable = "MEMGATE_CLIENT_KEY"
+
+// unknownEnv refuses MEMGATE_ environment variables that name no setting: a misspelt
+// one must not silently leave a default in place. Each is named with the nearest
+// known variable when one is close.
+func unknownEnv() error {
+	known := []string{ClientKeyVariable}
+	for key := range defaults {
+		known = append(known, envName(key))
+	}
+	var problems []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "MEMGATE_") || slices.Contains(known, name) {
+			continue
+		}
+		problem := name + " names no setting"
+		if near := nearest(name, known); near != "" {
+			problem += " (did you mean " + near + "?)"
+		}
+		problems = append(problems, problem)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	sort.Strings(problems)
+	return fmt.Errorf("config: unknown environment variables: %s", strings.Join(problems, "; "))
+}
+
+// nearest is the name of names closest to name by edit distance, when a third of
+// name's letters or fewer differ; else "".
+func nearest(name string, names []string) string {
+	best, bestDistance := "", len(name)/3+1
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if d := editDistance(name, n); d < bestDistance {
+			best, bestDistance = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diagonal := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			diagonal, row[j] = row[j], min(row[j]+1, row[j-1]+1, diagonal+cost)
+		}
+	}
+	return row[len(b)]
 }
 
 // unknownKeys refuses keys the file sets that memgate does not know: a typo must not
@@ -337,7 +409,7 @@ func unknownFields(v *viper.Viper, raw map[string]any) error {
 	var problems []string
 	for _, key := range slices.Sorted(maps.Keys(listEntries)) {
 		fields := yamlFields(listEntries[key])
-		env := "MEMGATE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		env := envName(key)
 		if os.Getenv(env) != "" {
 			problems = append(problems, fmt.Sprintf("%s: is a list of entries, set only in the configuration file, not by %s", key, env))
 			continue

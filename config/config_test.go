@@ -308,3 +308,19 @@ func TestLoad_ErrUnknownEntryField(t *testing.T) {
 		})
 	}
 }
+
+// A MEMGATE_ variable that names no setting stops the load, named with the nearest
+// known variable when one is close; the client commands' key variable is known.
+func TestLoad_ErrUnknownVariable(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := load(t, "", map[string]string{config.ClientKeyVariable: "k", "MEMGATE_LLM_MODEL": "m"}); err != nil {
+		t.Fatalf("known variables refused: %v", err)
+	}
+	_, err := load(t, "", map[string]string{"MEMGATE_LLM_MODLE": "x", "MEMGATE_WHATEVER_THING": "y"})
+	for _, want := range []string{"MEMGATE_LLM_MODLE names no setting (did you mean MEMGATE_LLM_MODEL?)",
+		"MEMGATE_WHATEVER_THING names no setting;"} {
+		if err == nil || !strings.Contains(err.Error()+";", want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}

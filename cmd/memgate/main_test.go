@@ -72,6 +72,8 @@ func TestCommand_ErrBadConfig(t *testing.T) {
 		{"UnknownLogLevel", map[string]string{"MEMGATE_LOG_LEVEL": "loud"}, "log.level"},
 		{"MalformedURI", map[string]string{"MEMGATE_NEO4J_URI": "bolt//nohost"}, "neo4j.uri"},
 		{"NonLoopbackWithoutKeys", map[string]string{"MEMGATE_SERVER_ADDR": "0.0.0.0:8080"}, "server.addr"},
+		{"MisspeltVariable", map[string]string{"MEMGATE_LLM_MODLE": "x"},
+			"MEMGATE_LLM_MODLE names no setting (did you mean MEMGATE_LLM_MODEL?)"},
 	}
 	for _, tc := range cases {
 		for _, sub := range []string{"serve", "migrate", "config"} {
@@ -89,6 +91,27 @@ func TestCommand_ErrBadConfig(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A host key with a field memgate does not know (allowed_requesters for requesters:
+// the key would be trusted to name anyone) stops serve, naming the key and the field.
+func TestCommand_ErrUnknownKeyField(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.yaml")
+	file := "auth:\n  keys:\n    - name: k\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n      trusted: true\n      allowed_requesters: [app1-*]\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := command(t, nil, "serve", "--config", path)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+		t.Fatalf("memgate serve exited with %v, want exit code 2; stderr:\n%s", err, stderr.String())
+	}
+	if want := `auth.keys[0]: unknown field "allowed_requesters"`; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr does not say %s:\n%s", want, stderr.String())
 	}
 }
 

@@ -17,20 +17,20 @@ import (
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
-// TestSoak runs memgate for MEMGATE_SOAK (a duration, e.g. 30m; the test is skipped
-// without it) at a fixed rate (MEMGATE_SOAK_RATE requests a second, default 20) of
+// TestSoak runs memgate for MG_SOAK (a duration, e.g. 30m; the test is skipped
+// without it) at a fixed rate (MG_SOAK_RATE requests a second, default 20) of
 // writes and searches from 10 requesters, with ingestion on, and samples memgate's
 // resident memory and goroutines from /metrics every 10 s. Memory and goroutines
 // must stay flat: the median of the last tenth of the run within 10 % of the median
 // of the second tenth (the first is warm-up); errors under 0.1 %; nothing lost or
 // stored twice.
 func TestSoak(t *testing.T) {
-	length, err := time.ParseDuration(os.Getenv("MEMGATE_SOAK"))
+	length, err := time.ParseDuration(os.Getenv("MG_SOAK"))
 	if err != nil {
-		t.Skip("set MEMGATE_SOAK to a duration (e.g. 30m) to run the soak")
+		t.Skip("set MG_SOAK to a duration (e.g. 30m) to run the soak")
 	}
 	rate := 20.0
-	if r, err := strconv.ParseFloat(os.Getenv("MEMGATE_SOAK_RATE"), 64); err == nil {
+	if r, err := strconv.ParseFloat(os.Getenv("MG_SOAK_RATE"), 64); err == nil {
 		rate = r
 	}
 	prefix := "soak-" + suffix()

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/config"
 )
 
 // transfer runs import or export against a running memgate.
@@ -38,7 +39,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "loadtest" {
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
-		res, err := client.Load(ctx, *base, os.Getenv("MEMGATE_CLIENT_KEY"), client.LoadOptions{Writers: *workers,
+		res, err := client.Load(ctx, *base, os.Getenv(config.ClientKeyVariable), client.LoadOptions{Writers: *workers,
 			Episodes: *episodes, Rate: *loadRate, SearchEvery: *searchEvery, ResendEvery: *resendEvery, Retry: *retry,
 			Prefix: fmt.Sprintf("load-%d", time.Now().Unix())})
 		if res != nil {
@@ -63,7 +64,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	c := client.New(*base, os.Getenv("MEMGATE_CLIENT_KEY"), *requester)
+	c := client.New(*base, os.Getenv(config.ClientKeyVariable), *requester)
 
 	if cmd == "export" {
 		if *agent == "" || fs.NArg() > 0 {

@@ -232,21 +232,21 @@ func cos(a, b []float32) float64 {
 }
 
 // benchEmbedder is the embedder the hybrid benchmark embeds with: memgate's openai
-// embedder when MEMGATE_BENCH_EMBEDDER_URL names an OpenAI-compatible endpoint
+// embedder when MG_BENCH_EMBEDDER_URL names an OpenAI-compatible endpoint
 // (scripts/bench starts scripts/embedder-local, a real sentence model), with
-// MEMGATE_BENCH_EMBEDDER_MODEL and _DIMENSIONS; else the offline hashing embedder.
+// MG_BENCH_EMBEDDER_MODEL and _DIMENSIONS; else the offline hashing embedder.
 // The name is the model's, or hashing.
 func benchEmbedder(b *testing.B) (emb extract.Embedder, name string, dimensions int) {
-	url, model := os.Getenv("MEMGATE_BENCH_EMBEDDER_URL"), os.Getenv("MEMGATE_BENCH_EMBEDDER_MODEL")
+	url, model := os.Getenv("MG_BENCH_EMBEDDER_URL"), os.Getenv("MG_BENCH_EMBEDDER_MODEL")
 	switch {
 	case url == "" && model != "":
-		b.Fatal("MEMGATE_BENCH_EMBEDDER_MODEL is set without MEMGATE_BENCH_EMBEDDER_URL (did the model server start?)")
+		b.Fatal("MG_BENCH_EMBEDDER_MODEL is set without MG_BENCH_EMBEDDER_URL (did the model server start?)")
 	case url == "":
 		return extract.Hashing{Dimensions: neo4jtest.Dimensions}, "hashing", neo4jtest.Dimensions
 	}
-	dims, err := strconv.Atoi(os.Getenv("MEMGATE_BENCH_EMBEDDER_DIMENSIONS"))
+	dims, err := strconv.Atoi(os.Getenv("MG_BENCH_EMBEDDER_DIMENSIONS"))
 	if err != nil {
-		b.Fatalf("MEMGATE_BENCH_EMBEDDER_DIMENSIONS: %v", err)
+		b.Fatalf("MG_BENCH_EMBEDDER_DIMENSIONS: %v", err)
 	}
 	return extract.NewOpenAI(extract.OpenAIOptions{BaseURL: url, Model: model, Timeout: 5 * time.Minute,
 		MaxConcurrency: 1, MaxRetries: 2, Dimensions: dims, Metrics: &extract.Metrics{}, Log: neo4jtest.Logger(b)}, nil), model, dims
@@ -261,13 +261,13 @@ var searchShapes = []struct {
 }{{"small", 0}, {"middle", 0.025}, {"large", 0.5}}
 
 // benchSizes are the corpus sizes the search benchmark grows through:
-// MEMGATE_BENCH_SIZES (comma-separated numbers of facts), else 25,000 to 200,000.
+// MG_BENCH_SIZES (comma-separated numbers of facts), else 25,000 to 200,000.
 func benchSizes(b *testing.B) []int {
 	var sizes []int
-	for _, f := range strings.Split(cmp.Or(os.Getenv("MEMGATE_BENCH_SIZES"), "25000,50000,100000,200000"), ",") {
+	for _, f := range strings.Split(cmp.Or(os.Getenv("MG_BENCH_SIZES"), "25000,50000,100000,200000"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 4000 {
-			b.Fatalf("MEMGATE_BENCH_SIZES: %q is not a number of facts of at least 4000", f)
+			b.Fatalf("MG_BENCH_SIZES: %q is not a number of facts of at least 4000", f)
 		}
 		sizes = append(sizes, n)
 	}
@@ -333,15 +333,15 @@ func BenchmarkHybridSearch(b *testing.B) {
 	}
 }
 
-// settled waits until the Neo4j process (MEMGATE_BENCH_NEO4J_PID, which scripts/bench
+// settled waits until the Neo4j process (MG_BENCH_NEO4J_PID, which scripts/bench
 // sets) has used less than a tenth of a core over 10 s: after a burst of writes Neo4j
 // merges the vector index's segments in the background (one core busy for about a
 // minute after 100,000 facts), and search is measured on the settled index. Without
 // the pid (a Neo4j elsewhere) it says so and measures at once.
 func settled(b *testing.B) {
-	pid := os.Getenv("MEMGATE_BENCH_NEO4J_PID")
+	pid := os.Getenv("MG_BENCH_NEO4J_PID")
 	if pid == "" {
-		b.Log("MEMGATE_BENCH_NEO4J_PID not set: measuring without waiting for Neo4j's background merges")
+		b.Log("MG_BENCH_NEO4J_PID not set: measuring without waiting for Neo4j's background merges")
 		return
 	}
 	cpu := func() time.Duration { // user + system time of the process, from /proc

@@ -1,5 +1,5 @@
 // Package neo4jtest gives integration tests a real Neo4j: the one named by
-// MEMGATE_TEST_NEO4J_URI (make test starts the local launcher and sets it), else a
+// MG_TEST_NEO4J_URI (make test starts the local launcher and sets it), else a
 // neo4j:5.26 container through testcontainers when Docker is available. Without
 // either, tests fail with instructions; they never pass by skipping.
 package neo4jtest
@@ -48,7 +48,7 @@ func URI(tb testing.TB) string {
 }
 
 func resolve() (string, string) {
-	if u := os.Getenv("MEMGATE_TEST_NEO4J_URI"); u != "" {
+	if u := os.Getenv("MG_TEST_NEO4J_URI"); u != "" {
 		return u, ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -61,7 +61,7 @@ func resolve() (string, string) {
 	if err != nil {
 		return "", "integration tests need a Neo4j 5.26 and none is configured: run `make test` " +
 			"(it starts the local Neo4j), or `scripts/neo4j-local start` and set " +
-			"MEMGATE_TEST_NEO4J_URI=bolt://127.0.0.1:7687, or make Docker available for testcontainers"
+			"MG_TEST_NEO4J_URI=bolt://127.0.0.1:7687, or make Docker available for testcontainers"
 	}
 	c, err := testcontainers.Run(ctx, "neo4j:5.26-community",
 		testcontainers.WithEnv(map[string]string{"NEO4J_AUTH": "none"}),

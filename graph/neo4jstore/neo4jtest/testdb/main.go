@@ -4,7 +4,7 @@
 //	testdb check   count what the tests left: exit 1 if any episode is still queued or
 //	               processing, or any node other than the schema version is left
 //
-// The database is the one MEMGATE_TEST_NEO4J_URI names.
+// The database is the one MG_TEST_NEO4J_URI names.
 package main
 
 import (
@@ -28,9 +28,9 @@ RETURN labels(n)[0] AS label, coalesce(n.status, '') AS status, count(*) AS node
 ORDER BY label, status`
 
 func main() {
-	uri := os.Getenv("MEMGATE_TEST_NEO4J_URI")
+	uri := os.Getenv("MG_TEST_NEO4J_URI")
 	if uri == "" || len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: MEMGATE_TEST_NEO4J_URI=bolt://... testdb wipe|check")
+		fmt.Fprintln(os.Stderr, "usage: MG_TEST_NEO4J_URI=bolt://... testdb wipe|check")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
