@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -644,11 +642,10 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 	var err error
 	for attempt := 0; attempt <= o.opts.MaxRetries; attempt++ {
 		if attempt > 0 {
-			d := float64(o.opts.RetryBase) * math.Pow(2, float64(attempt-1)) * (0.75 + 0.5*mrand.Float64())
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(time.Duration(d)):
+			case <-time.After(backoff(o.opts.RetryBase, attempt, time.Minute)):
 			}
 		}
 		select {

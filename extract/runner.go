@@ -366,8 +366,15 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelCauseFunc, 
 }
 
 func (r *Runner) delay(attempt int) time.Duration {
-	d := float64(r.Backoff) * math.Pow(2, float64(max(attempt-1, 0)))
-	d = min(d, float64(5*time.Minute))
+	return backoff(r.Backoff, attempt, 5*time.Minute)
+}
+
+// backoff is how long to wait before attempt (1 the first retry): base doubled for
+// each attempt before it, at most ceiling, with a quarter of jitter either way so that
+// many waiting at once do not come back at once. The LLM calls' retries and the
+// pipeline's both wait so.
+func backoff(base time.Duration, attempt int, ceiling time.Duration) time.Duration {
+	d := min(float64(base)*math.Pow(2, float64(max(attempt-1, 0))), float64(ceiling))
 	return time.Duration(d * (0.75 + 0.5*mrand.Float64()))
 }
 
