@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/memgate/memgate/graph"
 )
@@ -156,7 +157,7 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 	var (
 		f   found
 		mu  sync.Mutex
-		run parallel
+		run errgroup.Group
 	)
 	n := limit
 	if q.MMR {
@@ -164,11 +165,11 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 	}
 	q.Filter.WithEmbeddings = q.MMR
 	if q.Center != "" {
-		run.do(func() (err error) { f.walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
+		run.Go(func() (err error) { f.walk, err = s.Find.Walk(ctx, q.Center, q.Depth, vis, q.Filter, n); return })
 	}
 	if q.Query != "" {
 		r := graph.Retrieval{Text: q.Query, Vector: vector, Facts: include["facts"], Entities: include["entities"], Episodes: include["episodes"]}
-		run.do(func() error {
+		run.Go(func() error {
 			small, err := s.Find.SearchSmall(ctx, r, vis, q.Filter, n)
 			switch {
 			case err != nil:
@@ -183,7 +184,7 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 			return nil
 		})
 	}
-	if err := run.wait(); err != nil {
+	if err := run.Wait(); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -192,38 +193,38 @@ func (s *Service) retrieve(ctx context.Context, q SearchQuery, vis graph.Visible
 // searchEach runs each method of r by its own query, all at once, into f.
 func (s *Service) searchEach(ctx context.Context, r graph.Retrieval, vis graph.Visible, filter graph.SearchFilter,
 	n, limit int, mu *sync.Mutex, f *found) error {
-	var run parallel
+	var run errgroup.Group
 	if r.Facts {
-		run.do(func() error {
+		run.Go(func() error {
 			hits, err := s.Find.FactsByText(ctx, r.Text, vis, filter, n)
 			return collect(mu, &f.Facts, hits, err)
 		})
 		if r.Vector != nil {
-			run.do(func() error {
+			run.Go(func() error {
 				hits, err := s.Find.FactsByVector(ctx, r.Vector, vis, filter, n)
 				return collect(mu, &f.Facts, hits, s.optional(err))
 			})
 		}
 	}
 	if r.Entities {
-		run.do(func() error {
+		run.Go(func() error {
 			hits, err := s.Find.EntitiesByText(ctx, r.Text, vis, filter, n)
 			return collect(mu, &f.Entities, hits, err)
 		})
 		if r.Vector != nil {
-			run.do(func() error {
+			run.Go(func() error {
 				hits, err := s.Find.EntitiesByVector(ctx, r.Vector, vis, filter, n)
 				return collect(mu, &f.Entities, hits, s.optional(err))
 			})
 		}
 	}
 	if r.Episodes {
-		run.do(func() (err error) {
+		run.Go(func() (err error) {
 			f.Episodes, err = s.Mem.SearchEpisodes(ctx, r.Text, vis, filter, limit)
 			return
 		})
 	}
-	return run.wait()
+	return run.Wait()
 }
 
 // optional lets a search go on without the vector method when it fails (as while
@@ -368,28 +369,6 @@ func collect[T any](mu *sync.Mutex, lists *[][]T, hits []T, err error) error {
 		mu.Unlock()
 	}
 	return err
-}
-
-// parallel runs functions at once and keeps the first error.
-type parallel struct {
-	wg   sync.WaitGroup
-	once sync.Once
-	err  error
-}
-
-func (p *parallel) do(fn func() error) {
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if err := fn(); err != nil {
-			p.once.Do(func() { p.err = err })
-		}
-	}()
-}
-
-func (p *parallel) wait() error {
-	p.wg.Wait()
-	return p.err
 }
 
 // rank fuses ranked lists by reciprocal rank (each list adds 1/(rrfK + rank) to the
