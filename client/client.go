@@ -41,15 +41,21 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("memgate: %d %s: %s (request %s)", e.Status, e.Code, e.Message, e.RequestID)
 }
 
-// Memory is a memory to add: the body of POST /v1/memories. Messages is a string or a
-// list of {role, content}.
+// Memory is a memory to add: the body of POST /v1/memories, every field a write
+// takes. Messages is a string or a list of {role, content, name?, timestamp?}.
 type Memory struct {
-	AgentID       string         `json:"agent_id"`
-	Messages      any            `json:"messages"`
-	Visibility    string         `json:"visibility,omitempty"`
-	Team          string         `json:"team,omitempty"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
-	ReferenceTime *time.Time     `json:"reference_time,omitempty"`
+	AgentID           string         `json:"agent_id"`
+	Messages          any            `json:"messages"`
+	Visibility        string         `json:"visibility,omitempty"`
+	Team              string         `json:"team,omitempty"`
+	Metadata          map[string]any `json:"metadata,omitempty"`
+	ReferenceTime     *time.Time     `json:"reference_time,omitempty"`
+	Source            string         `json:"source,omitempty"`
+	SourceDescription string         `json:"source_description,omitempty"`
+	Tags              []string       `json:"tags,omitempty"`
+	Priority          string         `json:"priority,omitempty"`
+	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
+	Confidence        *float64       `json:"confidence,omitempty"`
 }
 
 // Accepted is the answer to an add.
@@ -68,18 +74,35 @@ type BatchResult struct {
 	Error *Error `json:"error"`
 }
 
-// Stored is a memory as memgate shows it.
+// Stored is a memory as memgate shows it, every field (handlers' memoryView;
+// TestRoundTrip compares the two).
 type Stored struct {
-	ID            string          `json:"id"`
-	AgentID       string          `json:"agent_id"`
-	GroupID       string          `json:"group_id"`
-	Space         string          `json:"space"`
-	Status        string          `json:"status"`
-	Content       string          `json:"content"`
-	Messages      json.RawMessage `json:"messages,omitempty"`
-	Metadata      map[string]any  `json:"metadata,omitempty"`
-	ReferenceTime time.Time       `json:"reference_time"`
-	CreatedAt     time.Time       `json:"created_at"`
+	ID                string          `json:"id"`
+	AgentID           string          `json:"agent_id"`
+	GroupID           string          `json:"group_id"`
+	Space             string          `json:"space"`
+	Status            string          `json:"status"`
+	Attempts          int             `json:"attempts"`
+	LastError         string          `json:"last_error,omitempty"`
+	Source            string          `json:"source"`
+	SourceDescription string          `json:"source_description,omitempty"`
+	Content           string          `json:"content"`
+	Messages          json.RawMessage `json:"messages,omitempty"`
+	Metadata          map[string]any  `json:"metadata,omitempty"`
+	Tags              []string        `json:"tags,omitempty"`
+	Priority          string          `json:"priority,omitempty"`
+	Confidence        *float64        `json:"confidence,omitempty"`
+	ReferenceTime     time.Time       `json:"reference_time"`
+	CreatedAt         time.Time       `json:"created_at"`
+	ExpiresAt         *time.Time      `json:"expires_at,omitempty"`
+	PromotedFrom      string          `json:"promoted_from,omitempty"`
+	PromotedBy        string          `json:"promoted_by,omitempty"`
+	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
+	DerivedFrom       []string        `json:"derived_from,omitempty"`
+	VisibilityRule    string          `json:"visibility_rule,omitempty"`
+	Version           int             `json:"version"`
+	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
+	Score             *float64        `json:"score,omitempty"`
 }
 
 // Page is one page of a list.

@@ -231,21 +231,16 @@ func reject(w io.Writer, number int, err error) {
 	fmt.Fprintf(w, "%s\n", b)
 }
 
-// importLine is one line of a JSON Lines file; content is a plain text memory,
-// messages a conversation (one of the two).
+// importLine is one line of a JSON Lines file: a memory as POST /v1/memories takes
+// it, whose text may be given as content (a plain text memory) instead of messages
+// (one of the two).
 type importLine struct {
-	AgentID       string         `json:"agent_id"`
-	Visibility    string         `json:"visibility"`
-	Team          string         `json:"team"`
-	Content       string         `json:"content"`
-	Messages      any            `json:"messages"`
-	Metadata      map[string]any `json:"metadata"`
-	ReferenceTime *time.Time     `json:"reference_time"`
+	Memory
+	Content string `json:"content"`
 }
 
 func (l importLine) memory() (Memory, error) {
-	m := Memory{AgentID: l.AgentID, Visibility: l.Visibility, Team: l.Team, Metadata: l.Metadata,
-		ReferenceTime: l.ReferenceTime, Messages: l.Messages}
+	m := l.Memory
 	switch {
 	case l.Content != "" && l.Messages != nil:
 		return m, errors.New("a line has content or messages, not both")
@@ -320,7 +315,7 @@ func parse(path string, data []byte) ([]line, error) {
 				return ""
 			}
 			l := line{number: i + 2}
-			il := importLine{AgentID: get("agent_id"), Visibility: get("visibility"), Team: get("team"), Content: get("content")}
+			il := importLine{Memory: Memory{AgentID: get("agent_id"), Visibility: get("visibility"), Team: get("team")}, Content: get("content")}
 			if t := get("reference_time"); t != "" {
 				rt, err := time.Parse(time.RFC3339, t)
 				if err != nil {
