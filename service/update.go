@@ -91,14 +91,14 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 				return nil, nil, err
 			}
 		}
-		next.UUID, next.CreatedAt, next.ValidAt, next.RequesterID, next.HostKey = e.UUID, e.CreatedAt, e.ValidAt, e.RequesterID, e.HostKey
+		next.UUID, next.ValidAt, next.RequesterID, next.HostKey = e.UUID, e.ValidAt, e.RequesterID, e.HostKey
 		next.PromotedFrom, next.PromotedFromGroup, next.PromotedBy, next.PromotedAt = e.PromotedFrom, e.PromotedFromGroup, e.PromotedBy, e.PromotedAt
 		next.DerivedFrom = e.DerivedFrom
 		next.VisibilityRule = rule
 		if rule == "" && space.GroupID() == e.GroupID {
 			next.VisibilityRule = e.VisibilityRule
 		}
-		now := next.CreatedAt
+		now := next.CreatedAt // the time of this update, which newEpisode gave it
 		next.CreatedAt, next.Version, next.UpdatedAt, next.UpdatedBy = e.CreatedAt, e.Version+1, &now, c.P.ID
 		if content == e.Content && space.GroupID() == e.GroupID {
 			next.Status, next.Attempts, next.LastError = e.Status, e.Attempts, e.LastError
