@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -154,7 +155,13 @@ func (s *Service) maxVersions() int {
 func (p Patch) apply(m NewMemory) NewMemory {
 	v := p.Memory
 	if p.Given["messages"] {
+		// The source follows the new content (message for a list, text for a string),
+		// but json, which a writer chose for its string, stays while the string is JSON.
+		keep := m.Source == graph.SourceJSON && v.Messages == nil && json.Valid([]byte(v.Text))
 		m.Text, m.Messages, m.Source = v.Text, v.Messages, ""
+		if keep {
+			m.Source = graph.SourceJSON
+		}
 	}
 	if p.Given["tags"] {
 		m.Tags = v.Tags
