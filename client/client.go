@@ -105,6 +105,21 @@ type Stored struct {
 	Score             *float64        `json:"score,omitempty"`
 }
 
+// Memory is what writing s again takes: the fields its writer set, its space as a
+// visibility and team, its messages (its content when it had none). What the server
+// set (id, status, versions, promotion, derivation) stays behind.
+func (s Stored) Memory() Memory {
+	kind, team, _ := strings.Cut(s.Space, ":")
+	at := s.ReferenceTime
+	m := Memory{AgentID: s.AgentID, Visibility: kind, Team: team, Metadata: s.Metadata, ReferenceTime: &at,
+		Source: s.Source, SourceDescription: s.SourceDescription, Tags: s.Tags, Priority: s.Priority,
+		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content}
+	if len(s.Messages) > 0 {
+		m.Messages = s.Messages
+	}
+	return m
+}
+
 // Page is one page of a list.
 type Page struct {
 	Items      []Stored `json:"items"`

@@ -275,6 +275,24 @@ func parse(path string, data []byte) ([]line, error) {
 				out = append(out, l)
 				continue
 			}
+			// A line of memgate export: a memory written again as it was written; a
+			// fact is left out, since extracting the memories makes it again.
+			var exported map[string]json.RawMessage
+			if json.Unmarshal(text, &exported) == nil && len(exported) == 1 {
+				if _, fact := exported["fact"]; fact {
+					continue
+				}
+				if m, ok := exported["memory"]; ok {
+					var stored Stored
+					if err := json.Unmarshal(m, &stored); err != nil {
+						l.err = fmt.Errorf("not an exported memory: %v", err)
+					} else {
+						l.memory = stored.Memory()
+					}
+					out = append(out, l)
+					continue
+				}
+			}
 			var il importLine
 			dec := json.NewDecoder(bytes.NewReader(text))
 			dec.DisallowUnknownFields()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -374,42 +375,47 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("export: %d memories, %v", memories, err)
 		}
 		originals := map[string]map[string]any{} // as GET shows them, by content
-		var lines []map[string]any
+		// The export file as memgate import reads it, each memory given to the copy
+		// agent; its fact lines stay (import leaves them out: extraction makes them).
+		var imported bytes.Buffer
+		facts := 0
 		for _, text := range strings.Split(strings.TrimSpace(file.String()), "\n") {
 			var l struct{ Memory map[string]any }
 			if err := json.Unmarshal([]byte(text), &l); err != nil {
 				t.Fatal(err)
 			}
 			if l.Memory == nil {
-				continue // a fact: derived by extraction, the import's own
+				facts++
+				imported.WriteString(text + "\n")
+				continue
 			}
 			m := l.Memory
 			var rest map[string]any
 			owner.must(http.StatusOK, "GET", "/v1/memories/"+fmt.Sprint(m["id"]), nil, &rest)
 			sameFields(t, "export", rest, m)
 			originals[fmt.Sprint(m["content"])] = rest
-
-			// What a write cannot set, by design: the id, created_at, the ingestion
-			// state and version history are the new memory's own; provenance is the
-			// server's (none here); group_id and space are the visibility and team
-			// written; a conversation's content is rendered from its messages. The rest
-			// goes as exported: the import refuses a key it does not know.
-			line := maps.Clone(m)
-			for _, k := range slices.Concat([]string{"id", "created_at", "group_id", "space", "version"}, ingestionKeys, laterKeys) {
-				delete(line, k)
-			}
-			if _, ok := line["messages"]; ok {
-				delete(line, "content")
-			}
-			line["agent_id"] = copyAgent
-			kind, team, _ := strings.Cut(fmt.Sprint(m["space"]), ":")
-			line["visibility"] = kind
-			if team != "" {
-				line["team"] = team
-			}
-			lines = append(lines, line)
+			copied := maps.Clone(m)
+			copied["agent_id"] = copyAgent
+			b, _ := json.Marshal(map[string]any{"memory": copied})
+			imported.Write(append(b, '\n'))
 		}
-		importLines(t, srv.URL, owner, lines)
+		if facts == 0 {
+			t.Fatal("the export holds no fact: the import's leaving them out is not shown")
+		}
+		// What a write cannot set, by design, is the new memory's own: the id,
+		// created_at, the ingestion state and version history; provenance is the
+		// server's (none here); the space is written as visibility and team, and a
+		// conversation's content is rendered from its messages again.
+		path := filepath.Join(t.TempDir(), "export.jsonl")
+		if err := os.WriteFile(path, imported.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var rejects bytes.Buffer
+		sum, err := memclient.Import(ctx, memclient.New(srv.URL, owner.key, owner.requester),
+			memclient.ImportOptions{Path: path, BatchSize: 10, Workers: 1, Rejects: &rejects})
+		if err != nil || sum.Lines != len(originals) || sum.Accepted != len(originals) {
+			t.Fatalf("import of the export: %+v %v %s; want its %d memories accepted", sum, err, rejects.String(), len(originals))
+		}
 
 		var page struct{ Items []map[string]any }
 		owner.must(http.StatusOK, "GET", "/v1/memories?agent_id="+url.QueryEscape(copyAgent), nil, &page)
