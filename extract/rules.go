@@ -12,9 +12,9 @@ import (
 // outright; the rules find few facts, but those they find hold. So, per fact the rules
 // find:
 //   - the model has it too (the same two entities, either way round, and the same
-//     relation): it keeps the model's wording and takes the rules' direction, the
-//     rules' start when the model has none or another month, and the rules' end when
-//     the model has none;
+//     relation): it keeps the model's wording and takes the rules' direction, and the
+//     rules' start and end when the model has none or another month (a small model
+//     puts the reference time where the text said "in April");
 //   - the model has another relation between the two: the rules' fact is added only
 //     when it is an ending (it ends the stored fact of its relation);
 //   - the model has nothing between the two: the rules' fact is added, with whichever
@@ -78,7 +78,7 @@ func complement(x, rules *graph.Extracted) {
 			if r.ValidAt != nil && (same.ValidAt == nil || same.ValidAt.Format("2006-01") != r.ValidAt.Format("2006-01")) {
 				same.ValidAt = r.ValidAt
 			}
-			if r.InvalidAt != nil && same.InvalidAt == nil {
+			if r.InvalidAt != nil && (same.InvalidAt == nil || same.InvalidAt.Format("2006-01") != r.InvalidAt.Format("2006-01")) {
 				same.InvalidAt = r.InvalidAt
 			}
 		case between == nil || r.InvalidAt != nil:

@@ -9,9 +9,10 @@ import (
 )
 
 // TestRules_EndAnAssumedStart (issue 31, point 1, the rules path): the model misses
-// that Priya left; the rules find "at the end of May" and end the job there. When her
-// first memory (which gave no start) came before May, its assumed start stays; when
-// after, the start becomes unknown: the fact never ends before it begins.
+// that Priya left, or ends the job at the reference time it was shown; the rules find
+// "at the end of May" and end the job there. When her first memory (which gave no
+// start) came before May, its assumed start stays; when after, the start becomes
+// unknown: the fact never ends before it begins.
 func TestRules_EndAnAssumedStart(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
@@ -22,18 +23,25 @@ func TestRules_EndAnAssumedStart(t *testing.T) {
 		"source": "Priya Natarajan", "target": "Halvorsen Logistics", "relation": "WORKS_AT",
 		"fact": "Priya works at Halvorsen Logistics.", "valid_at": nil, "invalid_at": nil}}})
 	p.llm.Answer(left, map[string]any{"entities": []any{priya, halvorsen}, "facts": []any{}})
+	// The same news, which the model ends at the reference time it was shown.
+	leftToo := "I left Halvorsen Logistics at the end of May, sadly."
+	p.llm.Answer(leftToo, map[string]any{"entities": []any{priya, halvorsen}, "facts": []any{map[string]any{
+		"source": "Priya Natarajan", "target": "Halvorsen Logistics", "relation": "WORKS_AT",
+		"fact": "Priya left Halvorsen Logistics.", "valid_at": nil, "invalid_at": "2025-08-01T00:00:00Z"}}})
 	for _, c := range []struct {
 		name          string
 		first, second string // reference times
+		news          string
 		start         string // the start the fact keeps; "" unknown
 	}{
-		{"assumed start before the end", "2025-01-14", "2025-06-16", "2025-01-14"},
-		{"assumed start after the end", "2025-07-01", "2025-08-01", ""},
+		{"assumed start before the end", "2025-01-14", "2025-06-16", left, "2025-01-14"},
+		{"assumed start after the end", "2025-07-01", "2025-08-01", left, ""},
+		{"the model's end at the reference time", "2025-07-02", "2025-08-01", leftToo, ""},
 	} {
 		group := p.space(c.first)
 		eps := []*graph.Episode{
 			p.addAt(group, "Priya Natarajan (user): "+works+"\n", *date(c.first)),
-			p.addAt(group, "Priya Natarajan (user): "+left+"\n", *date(c.second)),
+			p.addAt(group, "Priya Natarajan (user): "+c.news+"\n", *date(c.second)),
 		}
 		r := p.runner(1, 1)
 		r.Extractor = extract.WithRules{Model: r.Extractor}
