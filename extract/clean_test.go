@@ -56,3 +56,46 @@ func TestClean_RelationTypes(t *testing.T) {
 		t.Errorf("drops %+v, want Priya LIVES_IN Contoso as wrong_types", drops)
 	}
 }
+
+// TestAsSpeaker: a small model names the speaker after the role ("User"); the
+// episode's one named user speaker takes its place, as an entity and as a fact's end,
+// and is listed once. With no named speaker, or two, nothing changes.
+func TestAsSpeaker(t *testing.T) {
+	model := func() *graph.Extracted {
+		return &graph.Extracted{
+			Entities: []graph.ExtractedEntity{{Name: "User", Type: "Person"}, {Name: "Bruno Ferreira", Type: "Person"},
+				{Name: "Padaria Estrela", Type: "Organization"}, {Name: "Rita Sousa", Type: "Person"}},
+			Facts: []graph.ExtractedFact{{Source: "User", Relation: "WORKS_AT", Target: "Padaria Estrela"},
+				{Source: "Rita Sousa", Relation: "PARTNER_OF", Target: "the user"}},
+		}
+	}
+	facts := func(x *graph.Extracted) string {
+		var out []string
+		for _, f := range x.Facts {
+			out = append(out, f.Source+" "+f.Relation+" "+f.Target)
+		}
+		return strings.Join(out, "; ")
+	}
+	one := "Bruno Ferreira (user): I left Padaria Estrela.\nassistant: Sorry to hear.\nBruno Ferreira (user): Rita is happy.\n"
+	x := model()
+	extract.AsSpeaker(x, one)
+	out, _ := extract.Clean(x, extract.DefaultEntityTypes)
+	if got, want := facts(out), "Bruno Ferreira WORKS_AT Padaria Estrela; Rita Sousa PARTNER_OF Bruno Ferreira"; got != want {
+		t.Errorf("facts %q, want %q", got, want)
+	}
+	var names []string
+	for _, e := range out.Entities {
+		names = append(names, e.Name)
+	}
+	if want := []string{"Bruno Ferreira", "Padaria Estrela", "Rita Sousa"}; !slices.Equal(names, want) {
+		t.Errorf("entities %q, want %q", names, want)
+	}
+	for _, content := range []string{"user: I left Padaria Estrela.\n",
+		"Bruno Ferreira (user): I left.\nRita Sousa (user): He did.\n", "I left Padaria Estrela."} {
+		x := model()
+		extract.AsSpeaker(x, content)
+		if got, want := facts(x), facts(model()); got != want {
+			t.Errorf("%q: facts %q, want them unchanged", content, got)
+		}
+	}
+}

@@ -133,6 +133,44 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 	return out, drops
 }
 
+// AsSpeaker gives the episode's one named user speaker ("Bruno Ferreira (user): ...")
+// the entities and fact ends a model named after the role instead ("User", "the
+// user"): they are that person. An episode with no named user speaker, or several,
+// is left as it is.
+func AsSpeaker(x *graph.Extracted, content string) {
+	speaker := ""
+	for _, line := range strings.Split(content, "\n") {
+		name, role := lineRole(line)
+		switch {
+		case role != "user" || name == "":
+		case speaker == "":
+			speaker = name
+		case speaker != name:
+			return
+		}
+	}
+	if x == nil || speaker == "" {
+		return
+	}
+	role := func(name string) bool {
+		n := Normalize(name)
+		return n == "user" || n == "the user"
+	}
+	for i := range x.Entities {
+		if role(x.Entities[i].Name) {
+			x.Entities[i].Name = speaker
+		}
+	}
+	for i := range x.Facts {
+		if role(x.Facts[i].Source) {
+			x.Facts[i].Source = speaker
+		}
+		if role(x.Facts[i].Target) {
+			x.Facts[i].Target = speaker
+		}
+	}
+}
+
 // relationEnds are the types of the ends of the built-in relations whose ends have one
 // type: a fact of one of them is turned round when its ends are the other way round,
 // and dropped (wrong_types) when they are of other types ("Priya LIVES_IN Contoso",

@@ -226,6 +226,7 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	if err != nil {
 		return nil, fmt.Errorf("extraction: %w", err)
 	}
+	AsSpeaker(x, j.Episode.Content)
 	clean, drops := Clean(x, r.Types)
 	for _, d := range drops {
 		r.Metrics.Dropped(d.What, d.Reason)
