@@ -127,3 +127,30 @@ func TestCompact(t *testing.T) {
 		t.Errorf("compact_memories: %+v", viaMCP)
 	}
 }
+
+// TestCompact_OnlyTheAgentsMemories: naming another agent's memory the requester reads
+// through a team is 404, so the team's words never land in this agent's private space
+// (where they would outlive the requester's membership); the agent's own team memory
+// may be compacted.
+func TestCompact_OnlyTheAgentsMemories(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t, newServer(t, matrixKeyring()).URL, "cmp")
+	otherAgent := w.agent + "-other"
+	w.other.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": otherAgent}, nil)
+	w.admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+w.team+"/members/"+w.other.requester, map[string]any{"role": "writer"}, nil)
+	var theirs, mine added
+	w.other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": otherAgent, "visibility": "team",
+		"team": w.team, "messages": "The team's code word is Quokka77."}, &theirs)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "visibility": "team",
+		"team": w.team, "messages": "Release on Friday."}, &mine)
+	w.owner.must(http.StatusOK, "GET", "/v1/memories/"+theirs.ID, nil, nil) // the owner reads it, as a team member
+	status, body := w.owner.do("POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{mine.ID, theirs.ID}})
+	if status != http.StatusNotFound || strings.Contains(string(body), "Quokka77") {
+		t.Errorf("compacting another agent's team memory into this agent: %d %s, want 404", status, body)
+	}
+	var own compacted
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{mine.ID}}, &own)
+	if strings.Join(own.DerivedFrom, ",") != mine.ID {
+		t.Errorf("compaction of the agent's own team memory: %+v", own)
+	}
+}

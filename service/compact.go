@@ -149,6 +149,11 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 			if err != nil {
 				return nil, err
 			}
+			if e.AgentID != q.AgentID {
+				// Another agent's memory the requester reads (a team's): not this agent's
+				// to compact into its private space, where it would outlive the team.
+				return nil, graph.Errorf(graph.ENOTFOUND, "memory not found")
+			}
 			if !seen[id] {
 				seen[id] = true
 				out = append(out, e)
