@@ -110,10 +110,13 @@ type Stored struct {
 // set (id, status, versions, promotion, derivation) stays behind.
 func (s Stored) Memory() Memory {
 	kind, team, _ := strings.Cut(s.Space, ":")
-	at := s.ReferenceTime
-	m := Memory{AgentID: s.AgentID, Visibility: kind, Team: team, Metadata: s.Metadata, ReferenceTime: &at,
+	m := Memory{AgentID: s.AgentID, Visibility: kind, Team: team, Metadata: s.Metadata,
 		Source: s.Source, SourceDescription: s.SourceDescription, Tags: s.Tags, Priority: s.Priority,
 		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content}
+	if !s.ReferenceTime.IsZero() { // a line written by hand may have none: the write's time then
+		at := s.ReferenceTime
+		m.ReferenceTime = &at
+	}
 	if len(s.Messages) > 0 {
 		m.Messages = s.Messages
 	}

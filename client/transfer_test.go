@@ -3,6 +3,7 @@ package client
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse_CSV(t *testing.T) {
@@ -53,5 +54,18 @@ func TestParse_JSONLines(t *testing.T) {
 	}
 	if _, err := parse("m.txt", nil); err == nil {
 		t.Error("a .txt file was accepted")
+	}
+}
+
+// An exported memory written again keeps what its writer set; a line written by hand
+// without a reference_time sends none (the write's time), never year 1.
+func TestStored_Memory(t *testing.T) {
+	at := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	m := Stored{AgentID: "a", Space: "team:t1", Content: "x", ReferenceTime: at, Tags: []string{"k"}}.Memory()
+	if m.Visibility != "team" || m.Team != "t1" || m.ReferenceTime == nil || !m.ReferenceTime.Equal(at) || m.Messages != "x" {
+		t.Errorf("memory %+v, want team t1, the reference time and the content", m)
+	}
+	if m := (Stored{AgentID: "a", Space: "private", Content: "x"}).Memory(); m.ReferenceTime != nil {
+		t.Errorf("a stored memory with no reference time gave %v", m.ReferenceTime)
 	}
 }
