@@ -245,13 +245,7 @@ func TestSearch_Injection(t *testing.T) {
 	var a added
 	other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{
 		"agent_id": theirs, "messages": "Alice works at Acme as an engineer. Bob knows Alice."}, &a)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		var got struct{ Status string }
-		other.must(http.StatusOK, "GET", "/v1/memories/"+a.ID, nil, &got)
-		if got.Status == "done" || time.Now().After(deadline) {
-			break
-		}
-	}
+	waitStatus(t, other, a.ID)
 	census := func() [4]int64 {
 		mineN, mineR := neo4jtest.Census(t, "agent-"+agent+"-")
 		theirsN, theirsR := neo4jtest.Census(t, "agent-"+theirs+"-")
