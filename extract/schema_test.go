@@ -1,0 +1,102 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/graph"
+)
+
+var updateSchemas = flag.Bool("update-schemas", false, "write testdata/schemas/*.json from what the calls send")
+
+// TestAnswerSchemas holds the JSON schemas the model is sent to what they were when
+// extraction's quality was measured with a real model (testdata/schemas, written by
+// the hand-built schemas before they were derived from the answer types). Each call
+// is made against a server that records the request and refuses it; the schema is
+// read off the wire, as the server receives it. The comparison ignores whitespace
+// only: a server that constrains the output to a schema writes its properties in the
+// order given, and outside json_schema the schema's text is part of the prompt, so
+// the order of keys is part of what the model sees.
+func TestAnswerSchemas(t *testing.T) {
+	var mu sync.Mutex
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		body = b
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"recorded","type":"invalid_request_error"}}`)
+	}))
+	defer srv.Close()
+	o := NewOpenAI(OpenAIOptions{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second, Metrics: &Metrics{},
+		StructuredOutput: OutputJSONSchema}, DefaultEntityTypes)
+	ctx := context.Background()
+	ep := &graph.Episode{Content: "Dana Reyes works at Globex.", ValidAt: time.Date(2025, 7, 10, 0, 0, 0, 0, time.UTC)}
+	calls := map[string]func(){
+		"extraction":     func() { o.Extract(ctx, ep, nil) },
+		"summary":        func() { o.Summarize(ctx, []string{"a"}, 100) },
+		"reflection":     func() { o.Reflect(ctx, []string{"a"}, []string{"b"}, 100) },
+		"same_entities":  func() { o.SameEntities(ctx, []NamePair{{Extracted: "a", Existing: "b"}}) },
+		"contradictions": func() { o.Contradicts(ctx, []FactPair{{New: &graph.Fact{}, Stored: &graph.Fact{}}}) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			call()
+			mu.Lock()
+			var req struct {
+				ResponseFormat struct {
+					JSONSchema struct {
+						Name   string          `json:"name"`
+						Schema json.RawMessage `json:"schema"`
+					} `json:"json_schema"`
+				} `json:"response_format"`
+			}
+			err := json.Unmarshal(body, &req)
+			mu.Unlock()
+			sent := req.ResponseFormat.JSONSchema
+			if err != nil || sent.Name != name || len(sent.Schema) == 0 {
+				t.Fatalf("the call sent no schema named %s (%v): %+v", name, err, sent)
+			}
+			path := filepath.Join("testdata", "schemas", name+".json")
+			if *updateSchemas {
+				var pretty bytes.Buffer
+				if err := json.Indent(&pretty, sent.Schema, "", "  "); err != nil {
+					t.Fatal(err)
+				}
+				pretty.WriteByte('\n')
+				if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			golden, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./extract -run TestAnswerSchemas -update-schemas writes it)", err)
+			}
+			var want, got bytes.Buffer
+			if err := json.Compact(&want, golden); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			json.Compact(&got, sent.Schema)
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				var g, w any
+				json.Unmarshal(got.Bytes(), &g)
+				json.Unmarshal(want.Bytes(), &w)
+				t.Errorf("the %s schema sent differs from %s (the same schema in another key order: %v)\n got: %s\nwant: %s",
+					name, path, reflect.DeepEqual(g, w), got.Bytes(), want.Bytes())
+			}
+		})
+	}
+}
