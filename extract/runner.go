@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/batch"
 )
 
 // Metrics are the pipeline's counters, read by /metrics.
@@ -63,11 +64,15 @@ type Runner struct {
 	Metrics     *Metrics
 
 	id    string
-	saves *batcher[*graph.GraphWrite, error]
+	saves *batch.Batcher[*graph.GraphWrite, error]
 }
 
-// maxBatch bounds how many episodes one save transaction or one read holds.
-const maxBatch = 32
+// maxBatch bounds how many episodes one save transaction or one read holds, and
+// batchTimeout how long one may take, retries included.
+const (
+	maxBatch     = 32
+	batchTimeout = 30 * time.Second
+)
 
 // ContextEpisodes is how many earlier episodes of the space an extraction sees.
 const ContextEpisodes = 4
@@ -88,14 +93,20 @@ const ContextEpisodes = 4
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
 	// Group commit: one transaction saves the results of every worker waiting.
-	r.saves = newBatcher(maxBatch, func(ctx context.Context, ws []*graph.GraphWrite) ([]error, error) {
+	r.saves = batch.New(maxBatch, batchTimeout, func(ctx context.Context, ws []*graph.GraphWrite) ([]error, error) {
 		return r.Queue.Complete(ctx, r.id, ws)
 	})
 	// One read serves the neighbourhoods of every worker resolving at the same time.
-	reads := newBatcher(maxBatch, func(ctx context.Context, qs []graph.NeighbourhoodQuery) ([]graph.Neighbourhood, error) {
+	reads := batch.New(maxBatch, batchTimeout, func(ctx context.Context, qs []graph.NeighbourhoodQuery) ([]graph.Neighbourhood, error) {
 		return r.Resolver.Know.Neighbourhoods(ctx, qs, maxCandidates)
 	})
-	r.Resolver.lookup = reads.call
+	r.Resolver.lookup = reads.Call
+	defer func() { // the groups under way end before Run returns
+		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+		defer cancel()
+		_ = r.saves.Close(ctx)
+		_ = reads.Close(ctx)
+	}()
 	places := 2 * r.Workers
 	jobs := make(chan job, places)
 	free := make(chan struct{}, places)
@@ -104,12 +115,7 @@ func (r *Runner) Run(ctx context.Context) {
 	for range places {
 		free <- struct{}{}
 	}
-	var wg, saving, loops sync.WaitGroup
-	for _, loop := range []func(context.Context){r.saves.run, reads.run} {
-		loops.Add(1)
-		go func() { defer loops.Done(); loop(ctx) }()
-	}
-	defer loops.Wait()
+	var wg, saving sync.WaitGroup
 	for i := 0; i < r.Workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -241,7 +247,7 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 
 // save writes a resolved episode in the next group commit and marks it done.
 func (r *Runner) save(ctx context.Context, w *graph.GraphWrite) error {
-	saved, err := r.saves.call(ctx, w)
+	saved, err := r.saves.Call(ctx, w)
 	if err != nil {
 		return err
 	}

@@ -12,14 +12,15 @@ const module = "github.com/memgate/memgate"
 // each package may import. cmd/memgate may import everything.
 var allowedImports = map[string][]string{
 	"graph":                             {},
+	"graph/batch":                       {"graph"},
 	"cypher":                            {},
 	"config":                            {"access"}, // the syntax of a key's requester binding
 	"access":                            {"graph"},
 	"access/idp":                        {"graph"},
 	"access/idp/idptest":                {},
-	"extract":                           {"graph"},
+	"extract":                           {"graph", "graph/batch"},
 	"extract/llmtest":                   {},
-	"graph/neo4jstore":                  {"graph", "access", "cypher"},
+	"graph/neo4jstore":                  {"graph", "graph/batch", "access", "cypher"},
 	"graph/neo4jstore/neo4jtest":        {"graph", "graph/neo4jstore"},
 	"graph/neo4jstore/neo4jtest/testdb": {"graph/neo4jstore/neo4jtest"},
 	"access/accesstest":                 {},
@@ -42,7 +43,7 @@ var thirdParty = map[string][]string{
 	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
 	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
 	"eval":                              {"github.com/neo4j/neo4j-go-driver"},
-	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid", "golang.org/x/text"},
+	"extract":                           {"github.com/sashabaranov/go-openai", "github.com/google/uuid", "golang.org/x/text", "github.com/google/jsonschema-go"},
 }
 
 func TestLayout_DependencyDirection(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/batch"
 )
 
 // Options says how to reach Neo4j.
@@ -37,7 +38,7 @@ type DB struct {
 	queries  cypher.Queries
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
-	commits  groupCommit
+	commits  *batch.Batcher[*graph.Episode, error]
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -113,12 +114,16 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(opts.ConnectTimeout, time.Second))
 	_ = driver.VerifyConnectivity(ctx)
 	cancel()
-	return &DB{driver: driver, database: opts.Database, queries: queries, log: log}, nil
+	db := &DB{driver: driver, database: opts.Database, queries: queries, log: log}
+	db.commits = db.newCommits()
+	return db, nil
 }
 
-// Close closes the driver within ctx's deadline.
+// Close waits for the group commits under way, then closes the driver, within ctx's
+// deadline.
 func (db *DB) Close(ctx context.Context) error {
-	return db.driver.Close(ctx)
+	waited := db.commits.Close(ctx)
+	return errors.Join(waited, db.driver.Close(ctx))
 }
 
 // run executes one named query in a managed transaction (retried by the driver on

@@ -65,7 +65,7 @@ func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.
 		switch {
 		case !write[i]:
 		case e.PublicQuota > 0:
-			out[i] = created(e, db.createTogether([]*graph.Episode{e})[0])
+			out[i] = created(e, db.createAlone(ctx, e))
 		default:
 			grouped, at = append(grouped, e), append(at, i)
 		}
