@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/memgate/memgate/graph"
@@ -113,39 +114,38 @@ func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
 	return t.next.Do(r)
 }
 
+// extraction is an extraction call's answer, as the model writes it; the schema it is
+// asked to follow is derived from it (extractionSchema).
+type extraction struct {
+	Entities []extractionEntity `json:"entities"`
+	Facts    []extractionFact   `json:"facts"`
+}
+
+type extractionEntity struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"` // one of the entity types or Other: the enum extractionSchema adds
+	Summary string `json:"summary"`
+}
+
+type extractionFact struct {
+	Source    string  `json:"source"`
+	Target    string  `json:"target"`
+	Relation  string  `json:"relation" jsonschema:"SCREAMING_SNAKE_CASE, e.g. WORKS_AT"`
+	Fact      string  `json:"fact"`
+	ValidAt   *string `json:"valid_at" jsonschema:"ISO 8601 date or date-time, or null"`
+	InvalidAt *string `json:"invalid_at" jsonschema:"ISO 8601 date or date-time, or null"`
+}
+
 // extractionSchema is the JSON schema of the structured output: strict, so every field
-// is present (null where unknown).
+// is present (null where unknown), an entity's type one of types or Other.
 func extractionSchema(types []EntityType) json.RawMessage {
-	names := make([]string, len(types))
-	for i, t := range types {
-		names[i] = t.Name
-	}
-	nullableDate := map[string]any{"type": []string{"string", "null"}, "description": "ISO 8601 date or date-time, or null"}
-	schema := map[string]any{
-		"type": "object", "additionalProperties": false, "required": []string{"entities", "facts"},
-		"properties": map[string]any{
-			"entities": map[string]any{"type": "array", "items": map[string]any{
-				"type": "object", "additionalProperties": false, "required": []string{"name", "type", "summary"},
-				"properties": map[string]any{
-					"name":    map[string]any{"type": "string"},
-					"type":    map[string]any{"type": "string", "enum": append(names, "Other")},
-					"summary": map[string]any{"type": "string"},
-				}}},
-			"facts": map[string]any{"type": "array", "items": map[string]any{
-				"type": "object", "additionalProperties": false,
-				"required": []string{"source", "target", "relation", "fact", "valid_at", "invalid_at"},
-				"properties": map[string]any{
-					"source":     map[string]any{"type": "string"},
-					"target":     map[string]any{"type": "string"},
-					"relation":   map[string]any{"type": "string", "description": "SCREAMING_SNAKE_CASE, e.g. WORKS_AT"},
-					"fact":       map[string]any{"type": "string"},
-					"valid_at":   nullableDate,
-					"invalid_at": nullableDate,
-				}}},
-		},
-	}
-	b, _ := json.Marshal(schema)
-	return b
+	return answerSchema[extraction](func(s *jsonschema.Schema) {
+		names := []any{}
+		for _, t := range types {
+			names = append(names, t.Name)
+		}
+		s.Properties["entities"].Items.Properties["type"].Enum = append(names, "Other")
+	})
 }
 
 const extractionInstructions = `You read one episode of an AI agent's memory (the text inside <current_episode>) and list what it says about the world, as one JSON object with two lists.
@@ -576,18 +576,14 @@ func parseExtraction(content string) (*graph.Extracted, error) {
 	if content == "" {
 		return nil, errMalformed{"empty"}
 	}
-	var raw struct {
-		Entities []graph.ExtractedEntity `json:"entities"`
-		Facts    []struct {
-			Source, Target, Relation, Fact string
-			ValidAt                        *string `json:"valid_at"`
-			InvalidAt                      *string `json:"invalid_at"`
-		} `json:"facts"`
-	}
+	var raw extraction
 	if err := json.Unmarshal([]byte(content), &raw); err != nil {
 		return nil, errMalformed{"not the extraction JSON"}
 	}
-	out := &graph.Extracted{Entities: raw.Entities}
+	out := &graph.Extracted{}
+	for _, e := range raw.Entities {
+		out.Entities = append(out.Entities, graph.ExtractedEntity(e))
+	}
 	for _, f := range raw.Facts {
 		out.Facts = append(out.Facts, graph.ExtractedFact{Source: f.Source, Target: f.Target, Relation: f.Relation,
 			Fact: f.Fact, ValidAt: parseDate(f.ValidAt), InvalidAt: parseDate(f.InvalidAt)})
@@ -725,22 +721,25 @@ func classifyLLMError(err error) (string, bool) {
 	return fmt.Sprintf("http_%d", status), false
 }
 
+// pairAnswer is the answer to one yes-or-no question per numbered pair: a struct of
+// one list of booleans, whose json name the instructions give.
+type pairAnswer interface{ answers() []bool }
+
 // answerPairs asks, in one call, one yes-or-no question per numbered pair, and returns
-// the answers in order: the output is {field: [one boolean per pair]}.
-func (o *OpenAI) answerPairs(ctx context.Context, instructions, name, field string, pairs []string) ([]bool, error) {
+// the answers in order: the output is an A, one boolean per pair.
+func answerPairs[A pairAnswer](ctx context.Context, o *OpenAI, instructions, name string, pairs []string) ([]bool, error) {
 	var b strings.Builder
 	for i, p := range pairs {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, p)
 	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{field},
-		"properties": map[string]any{field: map[string]any{"type": "array", "items": map[string]any{"type": "boolean"}}}})
 	var answers []bool
+	schema := answerSchema[A](nil)
 	err := o.structured(ctx, instructions, "<pairs>\n"+b.String()+"</pairs>", name, schema, 0, func(content string) error {
-		var out map[string][]bool
-		if json.Unmarshal([]byte(content), &out) != nil || len(out[field]) != len(pairs) {
+		var out A
+		if json.Unmarshal([]byte(content), &out) != nil || len(out.answers()) != len(pairs) {
 			return errMalformed{"not one answer per pair"}
 		}
-		answers = out[field]
+		answers = out.answers()
 		return nil
 	})
 	return answers, err
@@ -750,18 +749,32 @@ const dedupeInstructions = `You decide whether names in an AI agent's memory ref
 For each numbered pair, answer true when both names certainly mean the same entity (a fuller name, a nickname, a spelling variant), false otherwise.
 Answer with JSON only: {"same": [...]} with one boolean per pair, in order.`
 
+// sameAnswer is SameEntities' answer.
+type sameAnswer struct {
+	Same []bool `json:"same"`
+}
+
+func (a sameAnswer) answers() []bool { return a.Same }
+
 // SameEntities asks, in one call, which of the ambiguous pairs name the same entity.
 func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error) {
 	lines := make([]string, len(pairs))
 	for i, p := range pairs {
 		lines[i] = fmt.Sprintf("%q / %q\n   new: %s\n   known: %s", p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
 	}
-	return o.answerPairs(ctx, dedupeInstructions, "same_entities", "same", lines)
+	return answerPairs[sameAnswer](ctx, o, dedupeInstructions, "same_entities", lines)
 }
 
 const contradictionInstructions = `You keep an AI agent's memory of facts consistent over time.
 For each numbered pair, answer true when the new fact and the known fact cannot both hold at the same time (the new one replaces, ends or denies the known one: a new employer, a new home, a broken engagement), false when both can be true together (an extra hobby, a second friend, more detail).
 Answer with JSON only: {"contradicted": [...]} with one boolean per pair, in order.`
+
+// contradictedAnswer is Contradicts' answer.
+type contradictedAnswer struct {
+	Contradicted []bool `json:"contradicted"`
+}
+
+func (a contradictedAnswer) answers() []bool { return a.Contradicted }
 
 // Contradicts asks, in one call, which known facts the new facts contradict.
 func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, error) {
@@ -770,7 +783,7 @@ func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, err
 		lines[i] = fmt.Sprintf("new: %s (%s, from %s)\n   known: %s (%s, from %s)",
 			p.New.Fact, p.New.Name, since(p.New.ValidAt), p.Stored.Fact, p.Stored.Name, since(p.Stored.ValidAt))
 	}
-	return o.answerPairs(ctx, contradictionInstructions, "contradictions", "contradicted", lines)
+	return answerPairs[contradictedAnswer](ctx, o, contradictionInstructions, "contradictions", lines)
 }
 
 func since(t *time.Time) string {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/extract/llmtest"
 	"github.com/memgate/memgate/graph"
 )
 
@@ -98,5 +99,34 @@ func TestAnswerSchemas(t *testing.T) {
 					name, path, reflect.DeepEqual(g, w), got.Bytes(), want.Bytes())
 			}
 		})
+	}
+}
+
+// TestSummarize_MissingSummary: the summary's Go type is a string, as its schema says,
+// and an answer without one is still malformed (retried, then an error), while an
+// empty one is a summary; a reflection without rules has none.
+func TestSummarize_MissingSummary(t *testing.T) {
+	llm := llmtest.New()
+	t.Cleanup(llm.Close)
+	llm.Answer("no summary", map[string]any{"text": "Ana lives in Zürich."})
+	llm.Answer("null summary", map[string]any{"summary": nil, "rules": []string{}})
+	llm.Answer("empty summary", map[string]any{"summary": ""})
+	llm.Answer("no rules", map[string]any{"summary": "Ana lives in Zürich."})
+	o := NewOpenAI(OpenAIOptions{BaseURL: llm.BaseURL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: 1,
+		RetryBase: time.Millisecond, Metrics: &Metrics{}}, DefaultEntityTypes)
+	ctx := context.Background()
+	for _, text := range []string{"no summary", "null summary"} {
+		if s, err := o.Summarize(ctx, []string{text}, 100); err == nil {
+			t.Errorf("%s: summary %q, no error", text, s)
+		}
+		if s, _, err := o.Reflect(ctx, []string{text}, nil, 100); err == nil {
+			t.Errorf("%s: reflection %q, no error", text, s)
+		}
+	}
+	if s, err := o.Summarize(ctx, []string{"empty summary"}, 100); s != "" || err != nil {
+		t.Errorf("empty summary: %q, %v", s, err)
+	}
+	if s, rules, err := o.Reflect(ctx, []string{"no rules"}, nil, 100); s != "Ana lives in Zürich." || rules != nil || err != nil {
+		t.Errorf("no rules: %q, %q, %v", s, rules, err)
 	}
 }

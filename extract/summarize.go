@@ -89,6 +89,12 @@ const summaryInstructions = `You compact an AI agent's memories (inside <memorie
 Keep what the agent will need later: who is who, what holds now (jobs, places, relations, preferences, decisions, open tasks), with their dates; say what changed, not every step. Leave out greetings, small talk and anything the memories do not say. Write plain sentences, no preamble, no lists.
 Answer with a JSON object {"summary": "..."}; the summary must be at most %d characters.`
 
+// summaryAnswer is a summary call's answer; the schema it is asked to follow is
+// derived from it. A missing or null summary is malformed, an empty one is not.
+type summaryAnswer struct {
+	Summary string `json:"summary"`
+}
+
 // Summarize makes one chat call: the memories in, a summary of at most maxBytes bytes
 // out (cut there when the model writes more), the call's output bounded by as many
 // tokens as the budget allows plus the JSON around it.
@@ -99,18 +105,15 @@ func (o *OpenAI) Summarize(ctx context.Context, texts []string, maxBytes int) (s
 		fmt.Fprintf(&user, "<memory>\n%s\n</memory>\n", strings.TrimSpace(t))
 	}
 	user.WriteString("</memories>")
-	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"summary"},
-		"properties": map[string]any{"summary": map[string]any{"type": "string"}}})
 	var summary string
+	schema := answerSchema[summaryAnswer](nil)
 	err := o.structured(ctx, fmt.Sprintf(summaryInstructions, maxBytes), user.String(), "summary", schema, maxBytes+64,
 		func(content string) error {
-			var out struct {
-				Summary *string `json:"summary"`
-			}
-			if err := json.Unmarshal([]byte(content), &out); err != nil || out.Summary == nil {
+			var out summaryAnswer
+			if err := json.Unmarshal([]byte(content), &out); err != nil || !given(content, "summary") {
 				return errMalformed{"not the summary JSON"}
 			}
-			summary = *out.Summary
+			summary = out.Summary
 			return nil
 		})
 	return Cut(summary, maxBytes), err
@@ -152,6 +155,13 @@ Answer with a JSON object {"summary": "...", "rules": ["...", ...]}:
   "rules": at most %d standing preferences, needs or instructions the agent should follow from now on ("Book no seafood restaurants: Priya is allergic to shellfish."), each one sentence; none when the memories give none.
 Use only what the memories and facts say. Summary and rules together must be at most %d characters.`
 
+// reflectionAnswer is a reflection call's answer; the schema it is asked to follow is
+// derived from it. A missing or null summary is malformed, missing rules are none.
+type reflectionAnswer struct {
+	Summary string   `json:"summary"`
+	Rules   []string `json:"rules"`
+}
+
 // Reflect makes one chat call: memories and facts in, a summary and up to maxRules
 // rules out, together at most maxBytes bytes (the rules first kept, the summary cut
 // to what is left), the call's output bounded by the budget's tokens and the JSON.
@@ -166,18 +176,15 @@ func (o *OpenAI) Reflect(ctx context.Context, texts, facts []string, maxBytes in
 		user.WriteString(f + "\n")
 	}
 	user.WriteString("</facts>")
-	schema, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"summary", "rules"},
-		"properties": map[string]any{"summary": map[string]any{"type": "string"},
-			"rules": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}})
-	var out struct {
-		Summary *string  `json:"summary"`
-		Rules   []string `json:"rules"`
-	}
+	var out reflectionAnswer
+	schema := answerSchema[reflectionAnswer](nil)
 	err := o.structured(ctx, fmt.Sprintf(reflectionInstructions, maxRules, maxBytes), user.String(), "reflection", schema,
 		maxBytes+128, func(content string) error {
-			if err := json.Unmarshal([]byte(content), &out); err != nil || out.Summary == nil {
+			var got reflectionAnswer
+			if err := json.Unmarshal([]byte(content), &got); err != nil || !given(content, "summary") {
 				return errMalformed{"not the reflection JSON"}
 			}
+			out = got
 			return nil
 		})
 	if err != nil {
@@ -191,5 +198,5 @@ func (o *OpenAI) Reflect(ctx context.Context, texts, facts []string, maxBytes in
 			used += len(r)
 		}
 	}
-	return Cut(*out.Summary, maxBytes-used), rules, nil
+	return Cut(out.Summary, maxBytes-used), rules, nil
 }
