@@ -148,6 +148,9 @@ type Memory struct {
 	// Conflicts is what a contradiction does: invalidate ends the older fact (Graphiti's
 	// rule); review keeps both current, marked, until a writer resolves the conflict.
 	Conflicts string `yaml:"conflicts"`
+	// ContextTokenizer is the token encoding a context block is counted in
+	// (service.Tokenizers).
+	ContextTokenizer string `yaml:"context_tokenizer"`
 	// VisibilityRules classify a write by its content, first match wins: a public or
 	// team write whose content matches a rule's pattern is stored in the agent's
 	// private space instead. A rule only narrows, so its visibility is private.
@@ -241,6 +244,7 @@ var defaults = map[string]any{
 	"memory.max_versions":                    20,
 	"memory.expiry_sweep":                    "1m",
 	"memory.conflicts":                       "invalidate",
+	"memory.context_tokenizer":               "o200k_base",
 	"limits.public_writes_per_agent_per_day": 0,
 	"ingest.workers":                         4,
 	"ingest.lease":                           "2m",

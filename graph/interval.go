@@ -57,3 +57,19 @@ func (f *Fact) StatedSince() string {
 	}
 	return "since " + DateInWords(*f.ValidAt)
 }
+
+// TimeInWords is how a context block says when a fact held: "since March 2024", or
+// "from March 2024 until May 2025", with "start unknown" for a start the text never
+// stated (assumed or unknown), which a reader must never take for a date.
+func (f *Fact) TimeInWords() string {
+	start := f.StatedSince()
+	switch {
+	case f.InvalidAt == nil && start == "":
+		return "start unknown"
+	case f.InvalidAt == nil:
+		return start
+	case start == "":
+		return "start unknown, until " + DateInWords(*f.InvalidAt)
+	}
+	return "from " + DateInWords(*f.ValidAt) + " until " + DateInWords(*f.InvalidAt)
+}

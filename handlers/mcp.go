@@ -80,6 +80,9 @@ func newMCP(svc *service.Service, version string) http.Handler {
 		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t, t.add)
 	addTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
 		"as_of or include_expired), entities and the memories they came from, best first."}, t, t.search)
+	addTool(s, &mcp.Tool{Name: "get_context", Description: "The memory that bears on an agent's next turn, as plain " +
+		"text for its prompt: the facts that hold (with since when), short summaries of the entities they name, and " +
+		"the most relevant memories, within max_tokens. Give the recent conversation (messages) or a query."}, t, t.context)
 	addTool(s, &mcp.Tool{Name: "get_memory", Description: "Read one memory by id."}, t, t.get)
 	addTool(s, &mcp.Tool{Name: "list_memories", Description: "List an agent's memories, newest first, a page at a time."}, t, t.list)
 	addTool(s, &mcp.Tool{Name: "update_memory", Description: "Change a memory in place (its text, tags, expiry, or " +

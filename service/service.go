@@ -50,6 +50,8 @@ type Service struct {
 	Embedder Embedder
 	// Summarizer writes compactions.
 	Summarizer Summarizer
+	// Tokens counts a context block's tokens; nil: DefaultTokenizer.
+	Tokens *Tokenizer
 	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused
 	// ("" when the refusal is not about a space) and the reason.
 	OnDeny func(groupID, reason string)

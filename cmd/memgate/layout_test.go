@@ -39,7 +39,7 @@ var thirdParty = map[string][]string{
 	"graph/neo4jstore/neo4jtest":        {"github.com/testcontainers/testcontainers-go", "github.com/neo4j/neo4j-go-driver"},
 	"graph/neo4jstore/neo4jtest/testdb": {"github.com/neo4j/neo4j-go-driver"},
 	"handlers":                          {"github.com/labstack/echo", "github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "github.com/prometheus/client_golang", "golang.org/x/time"},
-	"service":                           {"github.com/google/uuid", "golang.org/x/sync"},
+	"service":                           {"github.com/google/uuid", "golang.org/x/sync", "github.com/tiktoken-go/tokenizer"},
 	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
 	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
 	"eval":                              {"github.com/neo4j/neo4j-go-driver"},

@@ -1,0 +1,331 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// ContextQuery asks for the memory that bears on an agent's next turn: the recent
+// conversation (Messages, oldest first) or a Query.
+type ContextQuery struct {
+	AgentID   string
+	Messages  []graph.Message
+	Query     string
+	MaxTokens int // 0: DefaultContextTokens
+	AsOf      *time.Time
+	Scopes    []string
+}
+
+// TurnContext is a block of plain text for an agent's prompt, its size in tokens of
+// the Tokenizer, and the ids of what it was drawn from.
+type TurnContext struct {
+	Text      string
+	Tokens    int
+	Tokenizer string
+	Facts     []string
+	Entities  []string
+	Episodes  []string
+}
+
+const (
+	DefaultContextTokens = 1000
+	MaxContextTokens     = 32000
+	maxContextMessages   = 100
+	contextCandidates    = 20   // of each kind, from search
+	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
+	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
+	entityLineRunes      = 240
+	memoryLineRunes      = 480
+)
+
+// messageRoles are the roles a message of a conversation may have (OpenAI's and
+// AutoGen's); tool output is what tool and function messages hold.
+var messageRoles = []string{"system", "developer", "user", "assistant", "tool", "function"}
+
+func toolOutput(role string) bool { return role == "tool" || role == "function" }
+
+// Context builds the block of memory for an agent's next turn: the facts that bear on
+// it (current ones, or those that held at AsOf) with their time in words, short
+// summaries of the entities they name, and the most relevant memories, with tool
+// output pruned to a marked stub (the stored memories are unchanged). It is drawn
+// from what Search finds, so from the same spaces (VisibleForAgent) with the same
+// ranking, and its text is never more than MaxTokens tokens.
+func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnContext, error) {
+	if q.MaxTokens == 0 {
+		q.MaxTokens = DefaultContextTokens
+	}
+	if q.MaxTokens < 1 || q.MaxTokens > MaxContextTokens {
+		return nil, graph.Errorf(graph.EINVALID, "max_tokens must be between 1 and %d", MaxContextTokens)
+	}
+	query, err := s.contextQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
+		Limit: contextCandidates, Filter: graph.SearchFilter{AsOf: q.AsOf}})
+	if err != nil {
+		return nil, err
+	}
+	return buildContext(res, s.tokenizer(), q.MaxTokens, q.AsOf), nil
+}
+
+// contextQuery is the text to search by: the query, or the conversation's messages
+// newest first without tool output and long JSON, cut to contextQueryBytes.
+func (s *Service) contextQuery(q ContextQuery) (string, error) {
+	switch {
+	case q.Messages != nil && q.Query != "":
+		return "", graph.Errorf(graph.EINVALID, "give messages or query, not both")
+	case q.Messages == nil:
+		if strings.TrimSpace(q.Query) == "" {
+			return "", graph.Errorf(graph.EINVALID, "give messages (the recent conversation) or a query")
+		}
+		return q.Query, nil
+	case len(q.Messages) == 0 || len(q.Messages) > maxContextMessages:
+		return "", graph.Errorf(graph.EINVALID, "messages must hold 1 to %d messages", maxContextMessages)
+	}
+	for i, m := range q.Messages {
+		switch {
+		case !slices.Contains(messageRoles, m.Role):
+			return "", graph.Errorf(graph.EINVALID, "messages[%d].role must be one of %v", i, messageRoles)
+		case s.Limits.MaxContentBytes > 0 && len(m.Content) > s.Limits.MaxContentBytes:
+			return "", graph.Errorf(graph.EINVALID, "messages[%d].content is longer than %d bytes", i, s.Limits.MaxContentBytes)
+		}
+	}
+	var parts []string
+	size := 0
+	for i := len(q.Messages) - 1; i >= 0 && size < contextQueryBytes; i-- {
+		m := q.Messages[i]
+		if toolOutput(m.Role) {
+			continue
+		}
+		text := graph.CleanText(withoutLongJSON(m.Content, false), contextQueryBytes)
+		if text != "" {
+			parts = append(parts, text)
+			size += len(text) + 1
+		}
+	}
+	query := strings.Join(parts, "\n")
+	if len(query) > contextQueryBytes {
+		query = strings.ToValidUTF8(query[:contextQueryBytes], "")
+	}
+	if strings.TrimSpace(query) == "" {
+		return "", graph.Errorf(graph.EINVALID, "messages hold no text to search by (tool output and long JSON are left out)")
+	}
+	return query, nil
+}
+
+// withoutLongJSON is text without each JSON object or array of at least longJSONBytes,
+// with a marked stub in its place when stub is set.
+func withoutLongJSON(text string, stub bool) string {
+	var b strings.Builder
+	tries := 0 // a text of many unclosed brackets is not parsed from each of them
+	for i := 0; i < len(text); {
+		if (text[i] == '{' || text[i] == '[') && tries < 32 {
+			tries++
+			d := json.NewDecoder(strings.NewReader(text[i:]))
+			var v json.RawMessage
+			if d.Decode(&v) == nil && d.InputOffset() >= longJSONBytes {
+				n := int(d.InputOffset())
+				if stub {
+					fmt.Fprintf(&b, "[JSON, %d bytes, left out]", n)
+				}
+				i += n
+				continue
+			}
+		}
+		b.WriteByte(text[i])
+		i++
+	}
+	return b.String()
+}
+
+// The sections of a context block, in the order they appear.
+const (
+	sectionFacts = iota
+	sectionEntities
+	sectionMemories
+)
+
+// sectionHeaders are the headers of a block's sections; the facts' says the time they
+// held at when it is not now.
+func sectionHeaders(asOf *time.Time) [3]string {
+	facts := "Facts:"
+	if asOf != nil {
+		facts = "Facts as of " + asOf.UTC().Format("2 January 2006") + ":"
+	}
+	return [...]string{sectionFacts: facts, sectionEntities: "About:", sectionMemories: "Relevant memories:"}
+}
+
+// contextLine is one candidate line of a block: its section and the id it draws on.
+type contextLine struct {
+	section int
+	id      string
+	text    string
+}
+
+// buildContext chooses lines from what search found, in rounds of three facts, one
+// entity and one memory (best first in each), skipping a line that does not fit what
+// is left of the budget, then lays them out by section in rank order. The text's
+// count is taken again at the end, whole, and lines are dropped, last chosen first,
+// until it fits: a block is never over budget, whatever the tokenizer does at the
+// joins.
+func buildContext(res *SearchResult, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
+	headers := sectionHeaders(asOf)
+	lists := [3][]contextLine{}
+	for _, h := range res.Facts {
+		text := graph.CleanText(h.Fact.Fact, 400)
+		if text == "" {
+			text = h.Source.Name + " " + h.Fact.Name + " " + h.Target.Name
+		}
+		lists[sectionFacts] = append(lists[sectionFacts], contextLine{sectionFacts, h.Fact.UUID,
+			"- " + text + " (" + h.Fact.TimeInWords() + ")"})
+	}
+	var entities []*graph.EntityNode
+	for _, h := range res.Facts {
+		entities = append(entities, h.Source, h.Target)
+	}
+	for _, h := range res.Entities {
+		entities = append(entities, h.Entity)
+	}
+	seen := map[string]bool{}
+	for _, e := range entities {
+		if seen[e.UUID] || strings.TrimSpace(e.Summary) == "" {
+			continue
+		}
+		seen[e.UUID] = true
+		name := e.Name
+		if e.Type != "" {
+			name += " (" + e.Type + ")"
+		}
+		lists[sectionEntities] = append(lists[sectionEntities], contextLine{sectionEntities, e.UUID,
+			"- " + name + ": " + shorten(graph.CleanText(e.Summary, 4*entityLineRunes), entityLineRunes)})
+	}
+	for _, h := range res.Episodes {
+		e := h.Episode
+		lists[sectionMemories] = append(lists[sectionMemories], contextLine{sectionMemories, e.UUID,
+			"- " + e.ValidAt.UTC().Format("2 January 2006") + ": " +
+				shorten(graph.CleanText(memoryText(e), 4*memoryLineRunes), memoryLineRunes)})
+	}
+
+	var chosen []contextLine
+	used := 0
+	opened := [3]bool{}
+	take := func(l contextLine) {
+		cost := tok.Count(l.text + "\n")
+		if !opened[l.section] {
+			cost += tok.Count(headers[l.section]+"\n") + 1 // and the blank line before it
+		}
+		if used+cost > budget {
+			return
+		}
+		used += cost
+		opened[l.section] = true
+		chosen = append(chosen, l)
+	}
+	quota := [3]int{3, 1, 1}
+	for next := [3]int{}; next[0] < len(lists[0]) || next[1] < len(lists[1]) || next[2] < len(lists[2]); {
+		for sec, n := range quota {
+			for k := 0; k < n && next[sec] < len(lists[sec]); k++ {
+				take(lists[sec][next[sec]])
+				next[sec]++
+			}
+		}
+	}
+	out := &TurnContext{Tokenizer: tok.Name, Facts: []string{}, Entities: []string{}, Episodes: []string{}}
+	for {
+		out.Text = layout(headers, chosen)
+		out.Tokens = tok.Count(out.Text)
+		if out.Tokens <= budget || len(chosen) == 0 {
+			break
+		}
+		chosen = chosen[:len(chosen)-1]
+	}
+	for _, l := range chosen {
+		ids := [3]*[]string{&out.Facts, &out.Entities, &out.Episodes}[l.section]
+		*ids = append(*ids, l.id)
+	}
+	return out
+}
+
+// layout is the text of the chosen lines: each section that has one, under its
+// header, its lines in rank order, sections apart by a blank line.
+func layout(headers [3]string, chosen []contextLine) string {
+	var sections []string
+	for sec, header := range headers {
+		lines := []string{header}
+		for _, l := range chosen {
+			if l.section == sec {
+				lines = append(lines, l.text)
+			}
+		}
+		if len(lines) > 1 {
+			sections = append(sections, strings.Join(lines, "\n"))
+		}
+	}
+	return strings.Join(sections, "\n\n")
+}
+
+// memoryText is a memory as a context shows it: a conversation's messages one after
+// another, tool output replaced by a marked stub, long JSON too (not in a memory that
+// is JSON data itself, which is only shortened).
+func memoryText(e *graph.Episode) string {
+	if e.Messages == nil {
+		if e.Source == graph.SourceJSON {
+			return e.Content
+		}
+		return withoutLongJSON(e.Content, true)
+	}
+	parts := make([]string, len(e.Messages))
+	for i, m := range e.Messages {
+		who := m.Role
+		if m.Name != "" {
+			who = m.Name + " (" + m.Role + ")"
+		}
+		content := withoutLongJSON(m.Content, true)
+		if toolOutput(m.Role) {
+			content = fmt.Sprintf("[tool output, %d bytes, left out]", len(m.Content))
+		}
+		parts[i] = who + ": " + content
+	}
+	return strings.Join(parts, " / ")
+}
+
+// shorten cuts text to at most n runes at a word, marking the cut with "…".
+func shorten(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
+	}
+	cut := string(r[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}
+
+// tokenizer is the Service's Tokenizer, or the default encoding's.
+func (s *Service) tokenizer() *Tokenizer {
+	if s.Tokens != nil {
+		return s.Tokens
+	}
+	defaultTokenizerOnce.Do(func() {
+		t, err := NewTokenizer(DefaultTokenizer)
+		if err != nil {
+			panic(err) // the table is built in
+		}
+		defaultTokenizer = t
+	})
+	return defaultTokenizer
+}
+
+var (
+	defaultTokenizerOnce sync.Once
+	defaultTokenizer     *Tokenizer
+)

@@ -1,0 +1,190 @@
+package service
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// history is a generated search result: facts, entities and memories of many sizes,
+// some in other scripts, some conversations with tool output.
+func history(seed uint64) *SearchResult {
+	r := rand.New(rand.NewPCG(seed, 7))
+	words := []string{"Alice", "works", "at", "Globex", "naïve", "東京", "データ", "🙂", "café", "engineer",
+		"moved", "to", "Lisbon", "in", "March", "2024", "{\"k\":", "Добрый", "день", "x"}
+	text := func(n int) string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(out, " ")
+	}
+	at := time.Date(2020+r.IntN(6), time.Month(1+r.IntN(12)), 1, 0, 0, 0, 0, time.UTC)
+	entity := func(i int) *graph.EntityNode {
+		return &graph.EntityNode{UUID: fmt.Sprintf("e%d-%d", seed, i), Name: text(1 + r.IntN(3)), Type: "Person",
+			Summary: text(r.IntN(120))}
+	}
+	res := &SearchResult{}
+	for i := range r.IntN(25) {
+		f := &graph.Fact{UUID: fmt.Sprintf("f%d-%d", seed, i), Name: "WORKS_AT", Fact: text(3 + r.IntN(40)), ValidAt: &at,
+			StartAssumed: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			end := at.AddDate(1, 0, 0)
+			f.InvalidAt = &end
+		}
+		res.Facts = append(res.Facts, graph.FactHit{Fact: f, Source: entity(2 * i), Target: entity(2*i + 1)})
+	}
+	for i := range r.IntN(10) {
+		res.Entities = append(res.Entities, graph.EntityHit{Entity: entity(100 + i)})
+	}
+	for i := range r.IntN(12) {
+		e := &graph.Episode{UUID: fmt.Sprintf("m%d-%d", seed, i), ValidAt: at, Content: text(5 + r.IntN(300))}
+		if r.IntN(2) == 0 {
+			e.Messages = []graph.Message{{Role: "user", Content: text(20)},
+				{Role: "tool", Content: strings.Repeat("{\"row\": 1}", 50)}, {Role: "assistant", Content: text(30)}}
+		}
+		res.Episodes = append(res.Episodes, graph.ScoredEpisode{Episode: e})
+	}
+	return res
+}
+
+// A context block is never over its budget by the tokenizer that counts it, says how
+// many tokens it holds, lists exactly the ids whose lines it holds, and is the same
+// block every time for the same findings.
+func TestContext_NeverOverBudget(t *testing.T) {
+	budgets := []int{64, 100, 180, 256, 500, 1000, 2000, 4000, 8000}
+	for _, name := range Tokenizers {
+		tok, err := NewTokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := 0
+		for seed := range uint64(24) {
+			res := history(seed)
+			for _, budget := range budgets {
+				tc := buildContext(res, tok, budget, nil)
+				if n := tok.Count(tc.Text); n > budget || n != tc.Tokens {
+					t.Fatalf("%s, history %d, budget %d: %d tokens (reported %d)", name, seed, budget, n, tc.Tokens)
+				}
+				if again := buildContext(res, tok, budget, nil); again.Text != tc.Text || !slices.Equal(again.Facts, tc.Facts) {
+					t.Fatalf("%s, history %d, budget %d: two blocks for the same findings", name, seed, budget)
+				}
+				found := findings(res)
+				for _, ids := range [][]string{tc.Facts, tc.Entities, tc.Episodes} {
+					for _, id := range ids {
+						if !found[id] {
+							t.Fatalf("id %s is not among the findings", id)
+						}
+					}
+				}
+				lines := strings.Count(tc.Text, "\n- ")
+				if lines != len(tc.Facts)+len(tc.Entities)+len(tc.Episodes) {
+					t.Fatalf("%s, history %d, budget %d: %d lines for %d ids:\n%s", name, seed, budget, lines,
+						len(tc.Facts)+len(tc.Entities)+len(tc.Episodes), tc.Text)
+				}
+				if budget >= 500 && len(res.Facts) > 0 && len(tc.Facts) == 0 {
+					t.Fatalf("%s, history %d, budget %d: no fact in the block", name, seed, budget)
+				}
+				if budget == 8000 {
+					used += tc.Tokens
+				}
+			}
+		}
+		t.Logf("%s: 24 histories × %d budgets within budget; %d tokens at 8000 in all", name, len(budgets), used)
+	}
+}
+
+// findings are the ids of what search found.
+func findings(res *SearchResult) map[string]bool {
+	ids := map[string]bool{}
+	for _, h := range res.Facts {
+		ids[h.Fact.UUID], ids[h.Source.UUID], ids[h.Target.UUID] = true, true, true
+	}
+	for _, h := range res.Entities {
+		ids[h.Entity.UUID] = true
+	}
+	for _, h := range res.Episodes {
+		ids[h.Episode.UUID] = true
+	}
+	return ids
+}
+
+// The block says each fact's time in words, never an assumed start as a date, and
+// shows a conversation's tool output as a marked stub.
+func TestContext_Lines(t *testing.T) {
+	march := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	may := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	alice := &graph.EntityNode{UUID: "a", Name: "Alice", Type: "Person", Summary: "Alice is an engineer."}
+	globex := &graph.EntityNode{UUID: "g", Name: "Globex"}
+	res := &SearchResult{
+		Facts: []graph.FactHit{
+			{Fact: &graph.Fact{UUID: "f1", Fact: "Alice works at Globex.", ValidAt: &march}, Source: alice, Target: globex},
+			{Fact: &graph.Fact{UUID: "f2", Fact: "Alice lives in Lisbon.", ValidAt: &march, StartAssumed: true}, Source: alice, Target: globex},
+			{Fact: &graph.Fact{UUID: "f3", Fact: "Alice mentors Bob.", ValidAt: &march, InvalidAt: &may}, Source: alice, Target: globex},
+			{Fact: &graph.Fact{UUID: "f4", Fact: "Alice chairs the board.", InvalidAt: &may}, Source: alice, Target: globex},
+		},
+		Episodes: []graph.ScoredEpisode{{Episode: &graph.Episode{UUID: "m1", ValidAt: march.AddDate(0, 0, 19),
+			Messages: []graph.Message{{Role: "user", Content: "what is the weather"},
+				{Role: "tool", Content: `{"secret_tool_payload": "sunny"}`}, {Role: "assistant", Content: "It is sunny."}}}}},
+	}
+	tok, _ := NewTokenizer(DefaultTokenizer)
+	got := buildContext(res, tok, 1000, nil).Text
+	for _, want := range []string{
+		"- Alice works at Globex. (since March 2024)",
+		"- Alice lives in Lisbon. (start unknown)",
+		"- Alice mentors Bob. (from March 2024 until May 2025)",
+		"- Alice chairs the board. (start unknown, until May 2025)",
+		"- Alice (Person): Alice is an engineer.",
+		"- 20 March 2024: user: what is the weather / tool: [tool output, 32 bytes, left out] / assistant: It is sunny.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the block lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "secret_tool_payload") {
+		t.Errorf("tool output reached the block:\n%s", got)
+	}
+	if res.Episodes[0].Episode.Messages[1].Content != `{"secret_tool_payload": "sunny"}` {
+		t.Error("building the block changed the memory")
+	}
+}
+
+// The query is the conversation newest first, without tool output and long JSON; a
+// request gives messages or a query, never both or neither, with known roles.
+func TestContext_Query(t *testing.T) {
+	s := &Service{Limits: Limits{MaxContentBytes: 1000}}
+	long := `{"items": [` + strings.Repeat(`{"id": 12345, "name": "widget"},`, 10) + `{"id": 0}]}`
+	q, err := s.contextQuery(ContextQuery{Messages: []graph.Message{
+		{Role: "user", Content: "Where does Alice work?"},
+		{Role: "tool", Content: "toolword result rows"},
+		{Role: "assistant", Content: "Let me check. " + long + " Done."},
+		{Role: "user", Content: "And since when?"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "And since when?\nLet me check. Done.\nWhere does Alice work?"; q != want {
+		t.Errorf("query = %q, want %q", q, want)
+	}
+	for _, c := range []struct {
+		q    ContextQuery
+		want string
+	}{
+		{ContextQuery{}, "give messages (the recent conversation) or a query"},
+		{ContextQuery{Query: "x", Messages: []graph.Message{{Role: "user", Content: "y"}}}, "give messages or query, not both"},
+		{ContextQuery{Messages: []graph.Message{}}, "messages must hold 1 to 100 messages"},
+		{ContextQuery{Messages: []graph.Message{{Role: "robot", Content: "y"}}}, "messages[0].role must be one of"},
+		{ContextQuery{Messages: []graph.Message{{Role: "user", Content: strings.Repeat("y", 1001)}}}, "messages[0].content is longer than 1000 bytes"},
+		{ContextQuery{Messages: []graph.Message{{Role: "tool", Content: "only tool output"}}}, "messages hold no text to search by"},
+	} {
+		_, err := s.contextQuery(c.q)
+		if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), c.want) {
+			t.Errorf("contextQuery(%+v) = %v; want EINVALID %q", c.q, err, c.want)
+		}
+	}
+}
