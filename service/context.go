@@ -43,6 +43,8 @@ const (
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
 	entityLineRunes      = 240
 	memoryLineRunes      = 480
+	minLineTokens        = 8 // about the shortest line a block holds
+	maxMissed            = 4 // lines in a row that did not fit, after which the block is full
 )
 
 // messageRoles are the roles a message of a conversation may have (OpenAI's and
@@ -215,7 +217,7 @@ func buildContext(res *SearchResult, tok *Tokenizer, budget int, asOf *time.Time
 	}
 
 	var chosen []contextLine
-	used := 0
+	used, missed := 0, 0 // missed: lines in a row that did not fit
 	opened := [3]bool{}
 	take := func(l contextLine) {
 		cost := tok.Count(l.text + "\n")
@@ -223,14 +225,18 @@ func buildContext(res *SearchResult, tok *Tokenizer, budget int, asOf *time.Time
 			cost += tok.Count(headers[l.section]+"\n") + 1 // and the blank line before it
 		}
 		if used+cost > budget {
+			missed++
 			return
 		}
-		used += cost
+		used, missed = used+cost, 0
 		opened[l.section] = true
 		chosen = append(chosen, l)
 	}
+	// Counting is most of the work: once the block is full (a few lines in a row did
+	// not fit, or less than a short line is left) the rest are not counted.
+	full := func() bool { return budget-used < minLineTokens || missed >= maxMissed }
 	quota := [3]int{3, 1, 1}
-	for next := [3]int{}; next[0] < len(lists[0]) || next[1] < len(lists[1]) || next[2] < len(lists[2]); {
+	for next := [3]int{}; !full() && (next[0] < len(lists[0]) || next[1] < len(lists[1]) || next[2] < len(lists[2])); {
 		for sec, n := range quota {
 			for k := 0; k < n && next[sec] < len(lists[sec]); k++ {
 				take(lists[sec][next[sec]])
