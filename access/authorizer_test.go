@@ -79,8 +79,8 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // ManageAgent deny. Team operations: 404 for who does not see the team, else 403
 // exactly when DissolveTeam denies; a move into a dissolved team: 403 exactly when
 // Write denies. Copies: 404 outside the visible set, else 403 exactly when Modify
-// (or, for a move, Write) denies. Outcomes the Authorizer does not decide are not
-// checked here: 400 (the request is invalid, or a promotion to the space it is in),
+// (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
+// undecided here: 400 (the request is invalid, or a promotion to the space it is in),
 // the agent or team that does not exist, a promoted copy that never moves, and which
 // versions a visibility rule leaves readable (matched). service/matrix_test.go runs
 // every cell through the service and the real store.
@@ -89,42 +89,28 @@ func TestPolicy_Matrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := m.Cells()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := access.Policy{AllowPrivate: true}
-	checked, unchecked := 0, 0
-	for _, c := range cells {
-		pr := m.Principals[c.Principal]
-		p := access.NewPrincipal(pr.Requester, hostOf(pr.Host), worldFacts(m.World, pr.Requester))
-		got, ok := policyAnswer(pol, p, pr.Agent, m, c)
-		if !ok {
-			unchecked++
-			continue
-		}
-		checked++
-		if got != c.Want {
-			t.Errorf("%s: the policy says %s, the matrix %s", c, got, c.Want)
-		}
-	}
-	if checked == 0 {
-		t.Fatal("no cell was checked")
-	}
-	t.Logf("%d cells checked against the policy, %d decided outside it", checked, unchecked)
+	accesstest.Run(t, m, policyTier{pol: access.Policy{AllowPrivate: true}, m: m})
 }
 
-// policyAnswer is the policy's one decision for the cell, in the matrix's words; false
-// when the cell's outcome is not the Authorizer's to decide.
-func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesstest.Matrix, c accesstest.Cell) (string, bool) {
-	w := m.World
+// policyTier answers each cell with the policy's one decision for it, in the matrix's
+// words, made for the cell's principal on the facts the store would derive from the
+// world; Undecided when the cell's outcome is not the Authorizer's to decide.
+type policyTier struct {
+	pol access.Policy
+	m   *accesstest.Matrix
+}
+
+func (pt policyTier) Perform(c accesstest.Cell) string {
+	pol, m, w := pt.pol, pt.m, pt.m.World
+	pr := m.Principals[c.Principal]
+	p, own := access.NewPrincipal(pr.Requester, hostOf(pr.Host), worldFacts(w, pr.Requester)), pr.Agent
 	if c.Want == "400" {
-		return "", false
+		return accesstest.Undecided
 	}
 	if slices.Contains(accesstest.AgentOperations, c.Operation) {
 		owner, ok := w.Agents[c.Column]
 		if !ok {
-			return "", false // an agent that does not exist: the store's 404
+			return accesstest.Undecided // an agent that does not exist: the store's 404
 		}
 		a := &graph.Agent{ID: c.Column, OwnerID: owner}
 		d := pol.ManageAgent(p, a)
@@ -134,7 +120,7 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		case "compact", "reflect": // what they write goes to the agent's private space
 			d = pol.Write(p, a.ID, graph.PrivateSpace(a.ID))
 		}
-		return effect(d), true
+		return effect(d)
 	}
 	switch c.Operation {
 	case "move_into_dissolved":
@@ -143,39 +129,39 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 		// facts.
 		private := graph.PrivateSpace(own)
 		if !pol.Visible(p).Contains(private.GroupID()) {
-			return "404", true
+			return "404"
 		}
 		if d := pol.Modify(p, private); d.Effect != access.Allow {
-			return effect(d), true
+			return effect(d)
 		}
 		if pol.Write(p, own, graph.TeamSpace(c.Column)).Effect != access.Allow {
-			return "403", true // confined: a move is never redirected
+			return "403" // confined: a move is never redirected
 		}
-		return "", false // allowed, into a team that is gone: the store's 404
+		return accesstest.Undecided // allowed, into a team that is gone: the store's 404
 	case "copy_update", "copy_delete", "copy_move":
 		s := matrixSpace(w, c.Column)
 		if !pol.Visible(p).Contains(s.GroupID()) {
-			return "404", true
+			return "404"
 		}
 		d := pol.Modify(p, s)
 		if c.Operation != "copy_move" || d.Effect != access.Allow {
-			return effect(d), true
+			return effect(d)
 		}
 		agent := m.SeedAgent(m.CopySource) // the copy keeps its original's agent
 		if pol.Write(p, agent, graph.PrivateSpace(agent)).Effect != access.Allow {
-			return "403", true
+			return "403"
 		}
-		return "", false // a promoted copy never moves: the service's rule
+		return accesstest.Undecided // a promoted copy never moves: the service's rule
 	}
 	if c.Operation == "dissolve" || c.Operation == "copy_dissolve" {
 		if _, ok := w.Teams[c.Column]; !ok {
-			return "", false // a team that does not exist: the store's 404
+			return accesstest.Undecided // a team that does not exist: the store's 404
 		}
 		t := &graph.Team{Name: c.Column, OwnerID: w.TeamOwner(c.Column)}
 		if p.Teams[t.Name] == "" && t.OwnerID != p.ID && pol.Admin(p).Effect != access.Allow {
-			return "404", true // GetTeam's rule: members, its owner and admin hosts see it
+			return "404" // GetTeam's rule: members, its owner and admin hosts see it
 		}
-		return effect(pol.DissolveTeam(p, t)), true
+		return effect(pol.DissolveTeam(p, t))
 	}
 	s := matrixSpace(w, c.Column)
 	agent := s.Agent
@@ -190,46 +176,46 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 	case "create", "create_over_quota":
 		d := pol.Write(p, agent, s)
 		if d.Effect == access.Confine && d.Space != graph.PrivateSpace(agent) {
-			return "confined to " + d.Space.GroupID(), true
+			return "confined to " + d.Space.GroupID()
 		}
 		if d.Effect == access.Allow && d.Space != s {
-			return "allowed into " + d.Space.GroupID(), true
+			return "allowed into " + d.Space.GroupID()
 		}
 		if c.Operation == "create_over_quota" && d.Effect == access.Allow && s.Kind == graph.SpacePublic {
-			return "429", true // allowed, and over the agent's public-write quota
+			return "429" // allowed, and over the agent's public-write quota
 		}
-		return effect(d), true
+		return effect(d)
 	case "get", "list":
 		switch {
 		case visible:
-			return "allow", true
+			return "allow"
 		case c.Operation == "list" && s.Kind == graph.SpaceShared:
-			return "absent", true // "shared" names the requester's own shared space
+			return "absent" // "shared" names the requester's own shared space
 		}
-		return "404", true
+		return "404"
 	case "search":
 		if s.Kind == graph.SpaceTeam && !pol.Visible(p).Contains(s.GroupID()) {
-			return "404", true // a scope the requester cannot read, as a list
+			return "404" // a scope the requester cannot read, as a list
 		}
 		if pol.VisibleForAgent(p, agent, []graph.Space{s}).Contains(s.GroupID()) {
-			return "found", true
+			return "found"
 		}
-		return "absent", true
+		return "absent"
 	}
 	// The others act on a memory by id: 404 outside the visible set, else the decision
 	// on the change.
 	if !visible {
-		return "404", true
+		return "404"
 	}
 	switch c.Operation {
 	case "delete", "retry", "update", "resolve_conflict":
-		return effect(pol.Modify(p, s)), true
+		return effect(pol.Modify(p, s))
 	case "move":
 		if d := pol.Modify(p, s); d.Effect != access.Allow {
-			return effect(d), true
+			return effect(d)
 		}
 		if s.Kind == graph.SpaceGlobal {
-			return "", false // its memory is a promoted copy, which the service never moves
+			return accesstest.Undecided // its memory is a promoted copy, which the service never moves
 		}
 		seed := m.SeedAgent(c.Column)
 		to := graph.PrivateSpace(seed)
@@ -237,22 +223,22 @@ func policyAnswer(pol access.Policy, p access.Principal, own string, m *accesste
 			to = graph.PublicSpace(seed)
 		}
 		if d := pol.Write(p, seed, to); d.Effect != access.Allow {
-			return "403", true // only the creator moves a memory, and only where it may write
+			return "403" // only the creator moves a memory, and only where it may write
 		}
-		return "allow", true
+		return "allow"
 	case "get_expired":
-		return "", false // hidden by the store, whoever asks
+		return accesstest.Undecided // hidden by the store, whoever asks
 	case "versions_rule":
 		if c.Want == "matched" {
-			return "", false // which versions the visibility rule erased is the service's
+			return accesstest.Undecided // which versions the visibility rule erased is the service's
 		}
-		return "allow", true
+		return "allow"
 	case "promote":
-		return effect(pol.Promote(p, s, graph.GlobalSpace)), true
+		return effect(pol.Promote(p, s, graph.GlobalSpace))
 	case "promote_team":
-		return effect(pol.Promote(p, s, graph.TeamSpace(m.PromoteToTeam))), true
+		return effect(pol.Promote(p, s, graph.TeamSpace(m.PromoteToTeam)))
 	}
-	return "unknown operation " + c.Operation, true
+	return "unknown operation " + c.Operation
 }
 
 func effect(d access.Decision) string {

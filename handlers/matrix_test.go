@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +101,7 @@ type world struct {
 	teams    int                 // teams made for team operations so far
 	svc      *service.Service    // the server's, for what happens between resolution and change
 	hooks    *resolveHook
+	listed   map[string]map[string]string // principal -> path -> group_id of what list and search showed it
 }
 
 // matrixRule is the visibility rule of the matrix's server: a US social security
@@ -221,7 +221,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{m: m, suffix: hex.EncodeToString(b[:]), base: base, t: t,
 		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{},
 		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
-		svc: svc, hooks: hooks}
+		svc: svc, hooks: hooks, listed: map[string]map[string]string{}}
 	neo4jtest.Forget(t, w.suffix) // registered first, so it runs after ingestion has stopped
 	for _, col := range m.Spaces {
 		agent, visibility, team := w.spaceArgs(col)
@@ -310,52 +310,21 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-// httpOperations are the operations of the matrix TestMatrix runs over HTTP, in this
-// order; service/matrix_test.go runs every operation through the service layer, so
-// this test's part is what HTTP adds: routes, status codes, request and answer shapes.
+// httpOperations are the operations of the matrix TestMatrix runs over HTTP;
+// service/matrix_test.go runs every operation through the service layer, so this
+// test's part is what HTTP adds: routes, status codes, request and answer shapes.
 var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
-// the HTTP API on a real Neo4j, then checks that list and search agree with get, and
-// that every 403 left exactly one namespace_denied audit event.
+// the HTTP API on a real Neo4j (accesstest.Run), then checks that list and search
+// agree with get, and that every 403 left exactly one namespace_denied audit event.
 func TestMatrix(t *testing.T) {
 	w := newWorld(t)
-	all, err := w.m.Cells()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cells []accesstest.Cell
-	for _, c := range all {
-		if slices.Contains(httpOperations, c.Operation) {
-			cells = append(cells, c)
-		}
-	}
-	sort.SliceStable(cells, func(i, j int) bool { // creates first, deletes before promotions, as listed
-		return opOrder(cells[i].Operation) < opOrder(cells[j].Operation)
-	})
-
-	forbidden := map[string]int{} // requester -> 403s seen
-	listed := map[string]map[string]string{}
-	for _, c := range cells {
-		got, ids := w.run(c)
-		if got == "403" {
-			forbidden[w.principal(c.Principal).requester]++
-		}
-		if got != c.Want {
-			t.Errorf("%s %s %s (seed %s in %s) = %s, want %s", c.Principal, c.Operation, c.Column,
-				w.seeds[c.Column], w.groupIDs[c.Column], got, c.Want)
-		}
-		if listed[c.Principal] == nil {
-			listed[c.Principal] = map[string]string{}
-		}
-		for id, group := range ids {
-			listed[c.Principal][id] = group
-		}
-	}
+	forbidden := w.m.Forbidden(accesstest.Run(t, w.m, w))
 
 	t.Run("ListAndSearchAgreeWithGet", func(t *testing.T) {
-		for name, ids := range listed {
+		for name, ids := range w.listed {
 			cl := w.principal(name)
 			readable := map[string]bool{}
 			for i, col := range w.m.Spaces {
@@ -382,7 +351,8 @@ func TestMatrix(t *testing.T) {
 	t.Run("EveryForbiddenIsAudited", func(t *testing.T) {
 		root := w.as("root", "admin")
 		total403, totalEvents := 0, 0
-		for requester, n := range forbidden {
+		for name, n := range forbidden {
+			requester := w.id(name)
 			events := 0
 			cursor := ""
 			for {
@@ -407,11 +377,20 @@ func TestMatrix(t *testing.T) {
 	})
 }
 
-func opOrder(op string) int {
-	if i := slices.Index(httpOperations, op); i >= 0 {
-		return i
+// Perform runs one cell of httpOperations for accesstest.Run and keeps what a list
+// or search showed.
+func (w *world) Perform(c accesstest.Cell) string {
+	if !slices.Contains(httpOperations, c.Operation) {
+		return accesstest.Undecided
 	}
-	return len(httpOperations)
+	got, shown := w.run(c)
+	if w.listed[c.Principal] == nil {
+		w.listed[c.Principal] = map[string]string{}
+	}
+	for path, group := range shown {
+		w.listed[c.Principal][path] = group
+	}
+	return got
 }
 
 // run performs one cell and returns its outcome and the memories it was shown.

@@ -47,6 +47,7 @@ type world struct {
 	secret   string
 	copies   map[string]string   // copy column -> the copy copy_update rewrites and copy_move moves
 	dissolve map[string]copyTeam // team column -> the team copy_dissolve dissolves next
+	seen     map[string][]shown  // principal -> what list and search showed it
 
 	expired   bool // the expiring memories have expired
 	quotaUsed bool // the world's agents have made their public writes of the day
@@ -221,7 +222,8 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, m: m, mark: mark, svc: svc, db: db,
 		seeds: map[string]string{}, failed: map[string]string{}, expiring: map[string]string{}, tokens: map[string]string{},
-		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{}}
+		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
+		seen: map[string][]shown{}}
 
 	root := w.admin()
 	for agent, owner := range m.World.Agents {
@@ -381,35 +383,16 @@ func outcome(err error) string {
 type shown struct{ kind, id, group string }
 
 // TestMatrix_Service runs every cell of access/testdata/matrix.json through
-// service.Service on the real store, as the principal of its row, and compares what
-// happened with the cell. Then: everything a list or search showed a principal, that
-// principal can read by id; and every 403 left exactly one namespace_denied event,
-// every other outcome none.
+// service.Service on the real store, as the principal of its row (accesstest.Run).
+// Then: everything a list or search showed a principal, that principal can read by
+// id; and every 403 left exactly one namespace_denied event, every other outcome none.
 func TestMatrix_Service(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	cells, err := w.m.Cells()
-	if err != nil {
-		t.Fatal(err)
-	}
-	forbidden := map[string]int{} // requester id -> 403s
-	seen := map[string][]shown{}  // principal -> what list and search showed it
-	tally := map[string]int{}
-	for _, c := range cells {
-		got, showed := w.run(c)
-		tally[got]++
-		seen[c.Principal] = append(seen[c.Principal], showed...)
-		if got == "403" {
-			forbidden[w.id(w.m.Principals[c.Principal].Requester)]++
-		}
-		if got != c.Want {
-			t.Errorf("%s = %s, want %s", c, got, c.Want)
-		}
-	}
-	t.Logf("%d cells: %v", len(cells), tally)
+	forbidden := w.m.Forbidden(accesstest.Run(t, w.m, w))
 
 	t.Run("ListAndSearchAgreeWithGet", func(t *testing.T) {
-		for name, items := range seen {
+		for name, items := range w.seen {
 			c := w.principal(name)
 			for _, s := range items {
 				var err error
@@ -432,11 +415,11 @@ func TestMatrix_Service(t *testing.T) {
 		root := w.admin()
 		requesters := map[string]bool{}
 		for _, p := range w.m.Principals {
-			requesters[w.id(p.Requester)] = true
+			requesters[p.Requester] = true
 		}
 		for requester := range requesters {
 			events := 0
-			f := graph.AuditFilter{Actor: requester, Kind: graph.AuditNamespaceDenied, Page: graph.PageRequest{Limit: 100}}
+			f := graph.AuditFilter{Actor: w.id(requester), Kind: graph.AuditNamespaceDenied, Page: graph.PageRequest{Limit: 100}}
 			for {
 				page, next, err := w.svc.ListAudit(w.ctx, root, f)
 				if err != nil {
@@ -448,10 +431,17 @@ func TestMatrix_Service(t *testing.T) {
 				}
 			}
 			if events != forbidden[requester] {
-				t.Errorf("%s: %d outcomes were 403, %d namespace_denied events", requester, forbidden[requester], events)
+				t.Errorf("%s: %d outcomes were 403, %d namespace_denied events", w.id(requester), forbidden[requester], events)
 			}
 		}
 	})
+}
+
+// Perform runs one cell for accesstest.Run and keeps what a list or search showed.
+func (w *world) Perform(cell accesstest.Cell) string {
+	got, showed := w.run(cell)
+	w.seen[cell.Principal] = append(w.seen[cell.Principal], showed...)
+	return got
 }
 
 // run performs one cell as its principal and returns what happened, in the matrix's

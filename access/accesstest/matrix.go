@@ -77,7 +77,10 @@ type Cell struct {
 	Principal, Operation, Column, Want string
 }
 
-func (c Cell) String() string { return c.Principal + " " + c.Operation + " " + c.Column }
+// String names the cell as every tier's failure message does.
+func (c Cell) String() string {
+	return "principal " + c.Principal + ", operation " + c.Operation + ", column " + c.Column
+}
 
 // Load reads the matrix from access/testdata.
 func Load() (*Matrix, error) {

@@ -1,0 +1,67 @@
+package accesstest_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/memgate/memgate/access/accesstest"
+)
+
+// recorder is a testing.TB that keeps the runner's failures instead of failing.
+type recorder struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Logf(string, ...any) {}
+
+// tierFunc is a tier made of one function.
+type tierFunc func(accesstest.Cell) string
+
+func (f tierFunc) Perform(c accesstest.Cell) string { return f(c) }
+
+// TestMatrix_Run: every cell is asked for, in order; an undecided cell is neither
+// checked nor returned; a wrong outcome fails naming its cell.
+func TestMatrix_Run(t *testing.T) {
+	m, err := accesstest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := m.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []accesstest.Cell
+	wrong := cells[slices.IndexFunc(cells, func(c accesstest.Cell) bool { return c.Operation == "search" })]
+	r := &recorder{TB: t}
+	results := accesstest.Run(r, m, tierFunc(func(c accesstest.Cell) string {
+		asked = append(asked, c)
+		switch {
+		case c == wrong:
+			return "wrong"
+		case c.Operation == "get":
+			return accesstest.Undecided
+		}
+		return c.Want
+	}))
+	if !slices.Equal(asked, cells) {
+		t.Errorf("Run asked for %d cells, want the %d of Cells in order", len(asked), len(cells))
+	}
+	gets := 0
+	for _, c := range cells {
+		if c.Operation == "get" {
+			gets++
+		}
+	}
+	if len(results) != len(cells)-gets {
+		t.Errorf("Run returned %d results, want %d (every cell but the %d undecided)", len(results), len(cells)-gets, gets)
+	}
+	want := wrong.String() + ": got wrong, want " + wrong.Want
+	if len(r.errors) != 1 || r.errors[0] != want {
+		t.Errorf("Run failed with %q, want only %q", r.errors, want)
+	}
+}
