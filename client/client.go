@@ -214,25 +214,35 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
+	// Over the host key's rate (429): sent again up to five times, after as long as
+	// memgate says, a second at least. The last 429 is answered as an Error.
 	var resp *http.Response
-	for attempt := 0; ; attempt++ {
+	err = overRate.Retry(ctx, func() error {
+		if resp != nil {
+			resp.Body.Close() // the 429 before
+		}
 		if body != nil {
 			req.Body, _ = req.GetBody()
 		}
+		var err error
 		if resp, err = c.HTTP.Do(req); err != nil {
 			return err
 		}
-		if resp.StatusCode != http.StatusTooManyRequests || attempt == 5 {
-			break
+		if resp.StatusCode == http.StatusTooManyRequests {
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			return tooMany(time.Duration(wait) * time.Second)
 		}
-		// Over the host key's rate: wait as long as memgate says, then send again.
-		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		resp.Body.Close()
-		select {
-		case <-time.After(time.Duration(max(wait, 1)) * time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
+		return nil
+	})
+	if err != nil {
+		if _, over := err.(tooMany); !over {
+			return err // nothing answered
 		}
+		if ctx.Err() != nil {
+			resp.Body.Close()
+			return ctx.Err() // it ended during the wait
+		}
+		// the sixth 429: read as an Error below
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -252,3 +262,13 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 	}
 	return json.Unmarshal(data, out)
 }
+
+// overRate sends a request again while memgate answers 429 (see do).
+var overRate = Backoff{First: time.Second, Max: time.Second, Tries: 6,
+	Again: func(err error) bool { _, over := err.(tooMany); return over }}
+
+// tooMany is a 429 answer that waits for its Retry-After.
+type tooMany time.Duration
+
+func (t tooMany) Error() string             { return "memgate: 429 over the host key's rate" }
+func (t tooMany) RetryAfter() time.Duration { return time.Duration(t) }

@@ -101,30 +101,26 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 				}
 				for s := 0; s < sends; s++ {
 					var a *Accepted
-					var err error
-					for first := time.Now(); ; {
+					err := resend(100*time.Millisecond, o.Retry).Retry(ctx, func() error {
 						if !wait() {
-							return
+							return ctx.Err()
 						}
 						t := time.Now()
+						var err error
 						a, err = c.Add(ctx, m, key)
 						d := time.Since(t)
 						mu.Lock()
 						writes = append(writes, d)
 						mu.Unlock()
-						if err == nil {
-							break
+						if err != nil && ctx.Err() == nil { // else the run is over: not the server's failure
+							fail(err)
 						}
-						if ctx.Err() != nil {
-							return // the run is over: not the server's failure
-						}
-						fail(err)
-						if !retryable(err) || time.Since(first) > o.Retry {
-							break
-						}
-						time.Sleep(100 * time.Millisecond)
-					}
+						return err
+					})
 					if err != nil {
+						if ctx.Err() != nil {
+							return // the run is over
+						}
 						continue
 					}
 					mu.Lock()
@@ -198,6 +194,17 @@ func Load(ctx context.Context, base, key string, o LoadOptions) (*LoadResult, er
 func retryable(err error) bool {
 	var e *Error
 	return !errors.As(err, &e) || e.Status >= 500
+}
+
+// resend is how import and loadtest send a write again with its key after a
+// retryable failure: first after first, the waits doubling up to 5 s, for within
+// after the first failure (0: never).
+func resend(first, within time.Duration) Backoff {
+	b := Backoff{First: first, Max: 5 * time.Second, Within: within, Again: retryable}
+	if within <= 0 {
+		b.Tries = 1
+	}
+	return b
 }
 
 func agentOf(prefix string, w int) string { return fmt.Sprintf("%s-a%02d", prefix, w) }

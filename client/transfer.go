@@ -122,15 +122,17 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
 				}
 				if len(items) > 0 {
 					key := fmt.Sprintf("%s-%d", fileKey, batch[0].number)
-					results, err := c.AddBatch(ctx, items, key)
-					deadline, wait := time.Now().Add(o.Retry), 250*time.Millisecond
-					for err != nil && retryable(err) && time.Now().Before(deadline) && sleep(ctx, wait) {
-						if o.Retrying != nil {
-							o.Retrying(err)
+					var results []BatchResult
+					var last error
+					err := resend(250*time.Millisecond, o.Retry).Retry(ctx, func() error {
+						if last != nil && o.Retrying != nil {
+							o.Retrying(last) // heard as the batch is sent again, after the wait
 						}
+						var err error
 						results, err = c.AddBatch(ctx, items, key)
-						wait = min(2*wait, 5*time.Second)
-					}
+						last = err
+						return err
+					})
 					var apiErr *Error
 					switch {
 					case errors.As(err, &apiErr) && apiErr.Status < 500 && apiErr.Status != 429:
@@ -211,16 +213,6 @@ func createRejects(path string) (*os.File, error) {
 	}
 	// O_EXCL: a file or symlink put there since is refused, never followed.
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-}
-
-// sleep waits d, or less when ctx ends first; it reports whether ctx is still going.
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }
 
 func reject(w io.Writer, number int, err error) {

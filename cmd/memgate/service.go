@@ -13,6 +13,7 @@ import (
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/access/idp"
+	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/config"
 	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
@@ -146,27 +147,18 @@ func (m *Main) Close(ctx context.Context) error {
 // service may start before its database). Any other failure, such as a vector
 // dimension that does not match the existing index, stops the service.
 func (m *Main) migrateUntilDone(ctx context.Context) {
-	delay := time.Second
-	for {
+	err := client.Backoff{First: time.Second, Max: 15 * time.Second,
+		Again: func(err error) bool { return graph.ErrorCode(err) == graph.EUNAVAILABLE },
+		Waiting: func(err error, wait time.Duration) {
+			m.Log.Warn("schema migration waits for neo4j", "error", err.Error(), "retry_in", wait.Round(time.Millisecond).String())
+		},
+	}.Retry(ctx, func() error {
 		attemptCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := m.DB.Migrate(attemptCtx, m.Config.Embedder.Dimensions)
-		cancel()
-		switch {
-		case err == nil:
-			return
-		case ctx.Err() != nil:
-			return
-		case graph.ErrorCode(err) != graph.EUNAVAILABLE:
-			m.fatal <- fmt.Errorf("schema migration: %w", err)
-			return
-		}
-		m.Log.Warn("schema migration waits for neo4j", "error", err.Error(), "retry_in", delay.String())
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 15*time.Second)
+		defer cancel()
+		return m.DB.Migrate(attemptCtx, m.Config.Embedder.Dimensions)
+	})
+	if err != nil && ctx.Err() == nil {
+		m.fatal <- fmt.Errorf("schema migration: %w", err)
 	}
 }
 
