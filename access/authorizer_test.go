@@ -193,7 +193,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 			return "absent" // "shared" names the requester's own shared space
 		}
 		return "404"
-	case "search":
+	case "search", "context": // a context is drawn by search
 		if s.Kind == graph.SpaceTeam && !pol.Visible(p).Contains(s.GroupID()) {
 			return "404" // a scope the requester cannot read, as a list
 		}

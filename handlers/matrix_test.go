@@ -313,7 +313,7 @@ func newWorld(t *testing.T) *world {
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP;
 // service/matrix_test.go runs every operation through the service layer, so this
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"create", "get", "list", "search", "delete", "promote", "promote_team", "update", "move",
+var httpOperations = []string{"create", "get", "list", "search", "context", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
@@ -488,6 +488,45 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 			return "a fact found without its episode", shown
 		}
 		return map[bool]string{true: "found", false: "absent"}[found], shown
+	case "context":
+		body := map[string]any{"query": "memory " + w.tokens[c.Column], "max_tokens": 32000}
+		path := "/v1/agents/" + agent + "/context"
+		switch {
+		case team != "":
+			path, body["scopes"] = "/v1/agents/"+own+"/context", []string{"team:" + team}
+		case agent == "":
+			path, body["scopes"] = "/v1/agents/"+own+"/context", []string{"global"}
+		}
+		status, out := cl.do("POST", path, body)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		var res struct {
+			Context                   string
+			Facts, Entities, Episodes []string
+		}
+		_ = json.Unmarshal(out, &res)
+		// What the block drew on is read by id, as its principal, for the group_id the
+		// visible-set check after the cells needs.
+		for kind, ids := range map[string][]string{"memories": res.Episodes, "facts": res.Facts, "entities": res.Entities} {
+			for _, id := range ids {
+				var item struct {
+					GroupID string `json:"group_id"`
+				}
+				if status, _ := cl.do("GET", "/v1/"+kind+"/"+id, nil); status != http.StatusOK {
+					return fmt.Sprintf("the context drew on %s %s, which GET answers %d", kind, id, status), nil
+				}
+				cl.must(http.StatusOK, "GET", "/v1/"+kind+"/"+id, nil, &item)
+				shown["/v1/"+kind+"/"+id] = item.GroupID
+			}
+		}
+		if !slices.Contains(res.Episodes, w.seeds[c.Column]) {
+			return "absent", shown
+		}
+		if !strings.Contains(res.Context, w.tokens[c.Column]) {
+			return "found, but its words are not in the text", shown
+		}
+		return "found", shown
 	case "delete":
 		id := w.seeds["system"]
 		if c.Column != "system" {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -584,6 +585,43 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			return "found", showed
 		}
 		return "absent", showed
+
+	case "context":
+		q := service.ContextQuery{Query: w.tokens[col], AgentID: agent, MaxTokens: service.MaxContextTokens}
+		switch {
+		case team != "":
+			q.AgentID, q.Scopes = own, []string{"team:" + team}
+		case agent == "":
+			q.AgentID, q.Scopes = own, []string{"global"}
+		}
+		tc, err := w.svc.Context(w.ctx, c, q)
+		if err != nil {
+			return outcome(err), nil
+		}
+		// What the block drew on, the principal reads by id now (the block names no
+		// group_id to check later).
+		for _, id := range tc.Episodes {
+			if _, err := w.svc.Get(w.ctx, c, id); err != nil {
+				return "the context drew on memory " + id + ", which reading answers " + err.Error(), nil
+			}
+		}
+		for _, id := range tc.Facts {
+			if _, err := w.svc.GetFact(w.ctx, c, id); err != nil {
+				return "the context drew on fact " + id + ", which reading answers " + err.Error(), nil
+			}
+		}
+		for _, id := range tc.Entities {
+			if _, err := w.svc.GetEntity(w.ctx, c, id); err != nil {
+				return "the context drew on entity " + id + ", which reading answers " + err.Error(), nil
+			}
+		}
+		if !slices.Contains(tc.Episodes, w.seeds[col]) {
+			return "absent", nil
+		}
+		if !strings.Contains(tc.Text, w.tokens[col]) {
+			return "found, but its words are not in the text", nil
+		}
+		return "found", nil
 
 	case "delete":
 		id := w.seeds[col]
