@@ -115,6 +115,21 @@ func TestCommand_ErrUnknownKeyField(t *testing.T) {
 	}
 }
 
+// A tokenizer memgate does not have stops serve, naming the key, before it listens.
+func TestCommand_ErrContextTokenizer(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	cmd := command(t, map[string]string{"MEMGATE_MEMORY_CONTEXT_TOKENIZER": "p50k_base"}, "serve")
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+		t.Fatalf("memgate serve exited with %v, want exit code 1; stderr:\n%s", err, stderr.String())
+	}
+	if want := `memory.context_tokenizer: unknown tokenizer \"p50k_base\"`; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr does not say %s:\n%s", want, stderr.String())
+	}
+}
+
 func TestCommand_ErrUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{}, {"frobnicate"}, {"serve", "--no-such-flag"}, {"serve", "extra"}} {

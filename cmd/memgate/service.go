@@ -47,6 +47,13 @@ func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
 	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	keys, err := newKeyring(ctx, cfg.Auth, m.Log)
+	var tokens *service.Tokenizer
+	if err == nil {
+		tokens, err = service.NewTokenizer(cfg.Memory.ContextTokenizer)
+		if err != nil {
+			err = fmt.Errorf("memory.context_tokenizer: %w", err)
+		}
+	}
 	if err == nil {
 		m.DB, err = openDB(cfg, m.Log)
 	}
@@ -74,6 +81,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	svc := newService(cfg, m.DB, embedder, m.Log)
+	svc.Tokens = tokens
 	if llm != nil {
 		svc.Summarizer = llm
 	}
