@@ -56,6 +56,7 @@ type Memory struct {
 	Priority          string         `json:"priority,omitempty"`
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
 	Confidence        *float64       `json:"confidence,omitempty"`
+	Extract           *bool          `json:"extract,omitempty"` // false: stored without extraction
 }
 
 // Accepted is the answer to an add.
@@ -102,6 +103,7 @@ type Stored struct {
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
 	Version           int             `json:"version"`
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
+	Extract           *bool           `json:"extract,omitempty"`
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -112,7 +114,7 @@ func (s Stored) Memory() Memory {
 	kind, team, _ := strings.Cut(s.Space, ":")
 	m := Memory{AgentID: s.AgentID, Visibility: kind, Team: team, Metadata: s.Metadata,
 		Source: s.Source, SourceDescription: s.SourceDescription, Tags: s.Tags, Priority: s.Priority,
-		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content}
+		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content, Extract: s.Extract}
 	if !s.ReferenceTime.IsZero() { // a line written by hand may have none: the write's time then
 		at := s.ReferenceTime
 		m.ReferenceTime = &at

@@ -46,7 +46,7 @@ CALL (worded) {
   UNWIND r.episodes AS id
   WITH DISTINCT id
   MATCH (x:Episodic {uuid: id})
-  WHERE x.group_id = $group_id AND id <> $uuid
+  WHERE x.group_id = $group_id AND id <> $uuid AND coalesce(x.extract, true)
   SET x.status = 'queued', x.attempts = 0, x.retry_at = null, x.last_error = '',
       x.lease_owner = null, x.lease_expires_at = null
 }

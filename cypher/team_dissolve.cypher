@@ -18,7 +18,7 @@ CALL () {
     MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)
     SET v.group_id = m.group_id
   }
-  SET e.status = 'queued', e.attempts = 0, e.last_error = '', e.entity_edges = [], e.lease_owner = null,
+  SET e.status = CASE WHEN e.extract = false THEN 'done' ELSE 'queued' END, e.attempts = 0, e.last_error = '', e.entity_edges = [], e.lease_owner = null,
       e.lease_expires_at = null, e.retry_at = null, e.visibility_rule = ''
   SET e.group_id = m.group_id
 }

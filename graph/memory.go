@@ -67,6 +67,9 @@ type Episode struct {
 	Version      int // 1 when written; each update adds one
 	UpdatedAt    *time.Time
 	UpdatedBy    string
+	// Unextracted: stored as it was given, searchable as a memory, never sent to the
+	// pipeline (done at once, whatever later changes its content or its space).
+	Unextracted bool
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and

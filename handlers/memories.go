@@ -31,6 +31,7 @@ type memoryRequest struct {
 	Priority          string          `json:"priority"`
 	ExpiresAt         *time.Time      `json:"expires_at"`
 	Confidence        *float64        `json:"confidence"`
+	Extract           *bool           `json:"extract"`
 }
 
 type messageRequest struct {
@@ -45,6 +46,7 @@ func (r *memoryRequest) toNew() (service.NewMemory, error) {
 		AgentID: r.AgentID, Visibility: r.Visibility, Team: r.Team, Metadata: r.Metadata,
 		ReferenceTime: r.ReferenceTime, Source: r.Source, SourceDescription: r.SourceDescription,
 		Tags: r.Tags, Priority: r.Priority, ExpiresAt: r.ExpiresAt, Confidence: r.Confidence,
+		NoExtraction: r.Extract != nil && !*r.Extract,
 	}
 	err := parseMessages(r.Messages, &m)
 	return m, err
@@ -105,6 +107,7 @@ type memoryView struct {
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
 	Version           int             `json:"version"`
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
+	Extract           *bool           `json:"extract,omitempty"` // false when the memory was stored without extraction
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -116,8 +119,18 @@ func viewOf(e *graph.Episode) memoryView {
 		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
 		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, DerivedFrom: e.DerivedFrom,
 		VisibilityRule: e.VisibilityRule,
-		Version:        e.Version, UpdatedAt: e.UpdatedAt,
+		Version:        e.Version, UpdatedAt: e.UpdatedAt, Extract: extractOf(e),
 	}
+}
+
+// extractOf is a memory's extract field: false for one stored without extraction,
+// absent otherwise.
+func extractOf(e *graph.Episode) *bool {
+	if !e.Unextracted {
+		return nil
+	}
+	f := false
+	return &f
 }
 
 // accepted is the answer to an add: the episode is stored and queued.

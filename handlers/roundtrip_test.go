@@ -29,7 +29,7 @@ import (
 
 // writtenKeys are the properties of a memory that show what its writer sent, as sent.
 var writtenKeys = []string{"agent_id", "messages", "metadata", "reference_time", "source", "source_description",
-	"tags", "priority", "expires_at", "confidence"}
+	"tags", "priority", "expires_at", "confidence", "extract"}
 
 // serverKeys are the properties the server sets on every memory.
 var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version"}
@@ -205,11 +205,12 @@ func TestRoundTrip(t *testing.T) {
 			"labels": []any{"a", "b"}, "score": 0.5, "pinned": true, "note": nil, "emoji": "café ☕"},
 		"reference_time": nanos.Format(time.RFC3339Nano), "source": "message", "source_description": "slack thread export",
 		"tags": []string{"travel", "Lisbon", "ünïcode"}, "priority": "high",
-		"expires_at": expires.Format(time.RFC3339Nano), "confidence": 0.75,
+		"expires_at": expires.Format(time.RFC3339Nano), "confidence": 0.75, "extract": true,
 	}
 	jsonDoc := map[string]any{
 		"agent_id": w.agent, "visibility": "team", "team": w.team, "messages": `{"event":"deploy","service":"api"}`,
 		"source": "json", "source_description": "deploy hook", "tags": []string{"ops"}, "priority": "low", "confidence": 0.0,
+		"extract": false,
 	}
 	if got, want := slices.Sorted(maps.Keys(full)), specProperties(t, "NewMemory"); !slices.Equal(got, want) {
 		t.Fatalf("the test writes %v; a write takes %v: write every field", got, want)
@@ -226,6 +227,9 @@ func TestRoundTrip(t *testing.T) {
 	written := func(t *testing.T, req map[string]any) map[string]any {
 		out := pick(asMap(t, req), writtenKeys...)
 		out["space"], out["group_id"] = space, "team-"+w.team
+		if out["extract"] == true {
+			delete(out, "extract") // the default, not shown
+		}
 		if s, ok := out["messages"].(string); ok {
 			delete(out, "messages")
 			out["content"] = s
@@ -248,8 +252,8 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s: id %v group_id %v space %v status %v version %v; want %s team-%s %s done 1",
 				where, m["id"], m["group_id"], m["space"], m["status"], m["version"], id, w.team, space)
 		}
-		if n, ok := m["attempts"].(float64); !ok || n < 1 {
-			t.Errorf("%s: attempts %v after extraction", where, m["attempts"])
+		if n, ok := m["attempts"].(float64); !ok || (n < 1) != (m["extract"] == false) {
+			t.Errorf("%s: attempts %v, extract %v; want at least one attempt, none without extraction", where, m["attempts"], m["extract"])
 		}
 		if at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(m["created_at"])); err != nil || at.Before(from.Add(-time.Second)) || at.After(to.Add(time.Second)) {
 			t.Errorf("%s: created_at %v, not between %v and %v", where, m["created_at"], from, to)
@@ -307,7 +311,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		add := map[string]any{"agent_id": w.agent, "content": "Ravi prefers green tea over coffee.", "visibility": "team",
 			"team": w.team, "reference_time": nanos.Format(time.RFC3339Nano), "expires_at": expires.Format(time.RFC3339Nano),
-			"idempotency_key": "rt-" + w.agent}
+			"idempotency_key": "rt-" + w.agent, "extract": true}
 		for _, tool := range tools.Tools {
 			if tool.Name != "add_memory" {
 				continue

@@ -33,6 +33,9 @@ type NewMemory struct {
 	Priority          string
 	ExpiresAt         *time.Time
 	Confidence        *float64
+	// NoExtraction stores it as given, searchable as a memory, done at once: no
+	// entities, no facts, no LLM call.
+	NoExtraction bool
 }
 
 // Added is the outcome of one add.
@@ -331,13 +334,17 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		}
 	}
 	sum := sha256.Sum256([]byte(content))
+	status := graph.StatusQueued
+	if m.NoExtraction {
+		status = graph.StatusDone
+	}
 	return &graph.Episode{
 		UUID: uuid.NewString(), Name: episodeName(content), GroupID: space.GroupID(), AgentID: m.AgentID,
 		Source: source, SourceDescription: m.SourceDescription, Content: content, Messages: m.Messages,
-		CreatedAt: now, ValidAt: validAt, Status: graph.StatusQueued, RequesterID: c.P.ID,
+		CreatedAt: now, ValidAt: validAt, Status: status, RequesterID: c.P.ID,
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
 		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
-		ContentAgent: m.AgentID, AuthorizedAt: c.ResolvedAt,
+		ContentAgent: m.AgentID, AuthorizedAt: c.ResolvedAt, Unextracted: m.NoExtraction,
 	}
 }
 
@@ -524,6 +531,9 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		cp := *e
 		cp.UUID, cp.GroupID, cp.CreatedAt = uuid.NewString(), to.GroupID(), now
 		cp.Status, cp.Attempts, cp.LastError = graph.StatusQueued, 0, ""
+		if cp.Unextracted {
+			cp.Status = graph.StatusDone
+		}
 		cp.RequesterID, cp.HostKey = c.P.ID, c.P.Host.Name
 		cp.PromotedFrom, cp.PromotedFromGroup, cp.PromotedBy, cp.PromotedAt = e.UUID, e.GroupID, c.P.ID, &now
 		cp.IdempotencyKey, cp.RequestHash, cp.VisibilityRule = "", "", ""

@@ -72,12 +72,15 @@ func episodeProps(e *graph.Episode) map[string]any {
 	if e.UpdatedAt != nil {
 		p["updated_at"] = e.UpdatedAt.UTC()
 	}
+	if e.Unextracted {
+		p["extract"] = false
+	}
 	return p
 }
 
 // optionalProps are the episode properties episodeProps leaves out when unset: an
 // update sets them to null, which removes them.
-var optionalProps = []string{"metadata", "messages", "expires_at", "confidence", "promoted_at", "updated_at"}
+var optionalProps = []string{"metadata", "messages", "expires_at", "confidence", "promoted_at", "updated_at", "extract"}
 
 // updateProps are the properties of e an update writes: everything but its identity
 // (uuid, created_at, idempotency key) and its space, which episode_update sets apart.
@@ -130,7 +133,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
-		ContentAgent: str(p["content_agent"]),
+		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false,
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.
