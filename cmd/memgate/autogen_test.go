@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+)
+
+// TestAutoGen runs memgate's AutoGen package (python/memgate-autogen) against a running
+// memgate: mypy --strict on the package and its test, then
+// python/memgate-autogen/tests/test_autogen.py, whose AssistantAgent with a
+// MemgateMemory must get the owner's fact in its prompt, while another requester's
+// memory for the same agent sees nothing, and whose clear deletes only what it wrote.
+// AutoGen comes from PyPI into .data/autogen-venv (scripts/autogen-venv) on the first
+// run, about 40 s; later runs reuse it.
+func TestAutoGen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Join(root, "scripts", "autogen-venv")
+	pkg := filepath.Join(root, "python", "memgate-autogen")
+	python := func(limit time.Duration, env []string, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, venv, args...)
+		cmd.Dir = pkg
+		cmd.Env = append(os.Environ(), env...)
+		cmd.WaitDelay = 5 * time.Second
+		started := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/autogen-venv %s: %v after %v\n%s", strings.Join(args, " "), err, time.Since(started).Round(time.Millisecond), out)
+		}
+		t.Logf("scripts/autogen-venv %s: %v", strings.Join(args, " "), time.Since(started).Round(time.Millisecond))
+		return string(out)
+	}
+	// Installs on the first run (a failed install fails the test), then type-checks.
+	python(5*time.Minute, nil, "-m", "mypy", "--strict", "src/memgate_autogen", "tests/test_autogen.py")
+
+	mark := suffix()
+	agent, owner, other := "autogen-"+mark, "alice-"+mark, "bob-"+mark
+	neo4jtest.Forget(t, mark)
+	var raw [32]byte
+	_, _ = rand.Read(raw[:])
+	key := hex.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(key))
+	config := filepath.Join(t.TempDir(), "memgate.yaml")
+	file := "auth:\n  keys:\n    - name: autogen-" + mark + "\n      sha256: \"" + hex.EncodeToString(sum[:]) +
+		"\"\n      trusted: true\n      requesters: [" + owner + ", " + other + "]\n"
+	if err := os.WriteFile(config, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := serveWithConfig(t, config, map[string]string{"MEMGATE_INGEST_SCOPE": "agent-" + agent, "MEMGATE_INGEST_POLL": "50ms"})
+
+	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("X-Requester-Id", owner)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/agents: %d, want 201", resp.StatusCode)
+	}
+
+	out := python(3*time.Minute, []string{"MG_AUTOGEN_URL=" + base, "MG_AUTOGEN_KEY=" + key,
+		"MG_AUTOGEN_OWNER=" + owner, "MG_AUTOGEN_OTHER=" + other, "MG_AUTOGEN_AGENT=" + agent},
+		"tests/test_autogen.py")
+	t.Log(out)
+}
+
+// serveWithConfig starts memgate serve with --config file (host keys are set in a file
+// only), as launch does otherwise, and returns its base URL once it is ready.
+func serveWithConfig(t *testing.T, file string, env map[string]string) string {
+	t.Helper()
+	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
+		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
+	for k, v := range env {
+		all[k] = v
+	}
+	p := &process{cmd: command(t, all, "serve", "--config", file), exited: make(chan struct{})}
+	pipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	listening := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(pipe)
+		scanner.Buffer(make([]byte, 64<<10), 1<<20)
+		for scanner.Scan() {
+			_, _ = p.stderr.Write(append(scanner.Bytes(), '\n'))
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
+				listening <- line.Addr
+			}
+		}
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		if !p.ended {
+			p.stop(t)
+		}
+	})
+	select {
+	case addr := <-listening:
+		p.base = "http://" + addr
+	case <-p.exited:
+		t.Fatalf("memgate exited before it listened (%v):\n%s", p.err, p.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("memgate did not listen within 2 minutes:\n%s", p.stderr.String())
+	}
+	waitStatus(t, p.base+"/readyz", http.StatusOK, 60*time.Second)
+	return p.base
+}
