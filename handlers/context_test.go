@@ -105,6 +105,11 @@ func TestContext(t *testing.T) {
 		t.Errorf("another requester's context of the agent: %+v", seen)
 	}
 	owner.must(http.StatusNotFound, "POST", "/v1/agents/no-such-agent-"+randomSuffix()+"/context", map[string]any{"query": "Alice"}, nil)
+	toolOnly := map[string]any{"messages": []map[string]any{{"role": "tool", "content": "Alice Acme Globex"}}}
+	if empty := ask(owner, toolOnly); empty.Context != "" || empty.Tokens != 0 || len(empty.Facts) != 0 {
+		t.Errorf("a turn of tool output only: %+v; want an empty block", empty)
+	}
+	owner.must(http.StatusNotFound, "POST", "/v1/agents/no-such-agent-"+randomSuffix()+"/context", toolOnly, nil)
 	for _, body := range []map[string]any{
 		{}, {"query": "x", "messages": []map[string]any{{"role": "user", "content": "y"}}},
 		{"query": "x", "max_tokens": 0.5}, {"query": "x", "max_tokens": 40000}, {"query": "x", "unknown": 1},

@@ -70,6 +70,15 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnCon
 	if err != nil {
 		return nil, err
 	}
+	if query == "" { // a turn of tool output only: nothing to search by, an empty block
+		if err := graph.CheckID("agent_id", q.AgentID); err != nil {
+			return nil, err
+		}
+		if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+			return nil, err
+		}
+		return buildContext(&SearchResult{}, s.tokenizer(), q.MaxTokens, q.AsOf), nil
+	}
 	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
 		Limit: contextCandidates, Filter: graph.SearchFilter{AsOf: q.AsOf}})
 	if err != nil {
@@ -79,7 +88,8 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnCon
 }
 
 // contextQuery is the text to search by: the query, or the conversation's messages
-// newest first without tool output and long JSON, cut to contextQueryBytes.
+// newest first without tool output and long JSON, cut to contextQueryBytes ("" when
+// nothing is left).
 func (s *Service) contextQuery(q ContextQuery) (string, error) {
 	switch {
 	case q.Messages != nil && q.Query != "":
@@ -117,10 +127,7 @@ func (s *Service) contextQuery(q ContextQuery) (string, error) {
 	if len(query) > contextQueryBytes {
 		query = strings.ToValidUTF8(query[:contextQueryBytes], "")
 	}
-	if strings.TrimSpace(query) == "" {
-		return "", graph.Errorf(graph.EINVALID, "messages hold no text to search by (tool output and long JSON are left out)")
-	}
-	return query, nil
+	return strings.TrimSpace(query), nil
 }
 
 // withoutLongJSON is text without each JSON object or array of at least longJSONBytes,

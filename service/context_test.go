@@ -171,6 +171,9 @@ func TestContext_Query(t *testing.T) {
 	if want := "And since when?\nLet me check. Done.\nWhere does Alice work?"; q != want {
 		t.Errorf("query = %q, want %q", q, want)
 	}
+	if q, err := s.contextQuery(ContextQuery{Messages: []graph.Message{{Role: "tool", Content: "only tool output"}}}); q != "" || err != nil {
+		t.Errorf("a turn of tool output only: query %q, %v; want none, no error (an empty block)", q, err)
+	}
 	for _, c := range []struct {
 		q    ContextQuery
 		want string
@@ -180,7 +183,6 @@ func TestContext_Query(t *testing.T) {
 		{ContextQuery{Messages: []graph.Message{}}, "messages must hold 1 to 100 messages"},
 		{ContextQuery{Messages: []graph.Message{{Role: "robot", Content: "y"}}}, "messages[0].role must be one of"},
 		{ContextQuery{Messages: []graph.Message{{Role: "user", Content: strings.Repeat("y", 1001)}}}, "messages[0].content is longer than 1000 bytes"},
-		{ContextQuery{Messages: []graph.Message{{Role: "tool", Content: "only tool output"}}}, "messages hold no text to search by"},
 	} {
 		_, err := s.contextQuery(c.q)
 		if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), c.want) {
