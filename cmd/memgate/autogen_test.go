@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,7 +66,7 @@ func TestAutoGen(t *testing.T) {
 	if err := os.WriteFile(config, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := serveWithConfig(t, config, map[string]string{"MEMGATE_INGEST_SCOPE": "agent-" + agent, "MEMGATE_INGEST_POLL": "50ms"})
+	_, base := startBinary(t, map[string]string{"MEMGATE_INGEST_SCOPE": "agent-" + agent, "MEMGATE_INGEST_POLL": "50ms"}, "--config", config)
 
 	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -88,52 +85,4 @@ func TestAutoGen(t *testing.T) {
 		"MG_AUTOGEN_OWNER=" + owner, "MG_AUTOGEN_OTHER=" + other, "MG_AUTOGEN_AGENT=" + agent},
 		"tests/test_autogen.py")
 	t.Log(out)
-}
-
-// serveWithConfig starts memgate serve with --config file (host keys are set in a file
-// only), as launch does otherwise, and returns its base URL once it is ready.
-func serveWithConfig(t *testing.T, file string, env map[string]string) string {
-	t.Helper()
-	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
-		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
-	for k, v := range env {
-		all[k] = v
-	}
-	p := &process{cmd: command(t, all, "serve", "--config", file), exited: make(chan struct{})}
-	pipe, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	listening := make(chan string, 1)
-	go func() {
-		scanner := bufio.NewScanner(pipe)
-		scanner.Buffer(make([]byte, 64<<10), 1<<20)
-		for scanner.Scan() {
-			_, _ = p.stderr.Write(append(scanner.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
-				listening <- line.Addr
-			}
-		}
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		if !p.ended {
-			p.stop(t)
-		}
-	})
-	select {
-	case addr := <-listening:
-		p.base = "http://" + addr
-	case <-p.exited:
-		t.Fatalf("memgate exited before it listened (%v):\n%s", p.err, p.stderr.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("memgate did not listen within 2 minutes:\n%s", p.stderr.String())
-	}
-	waitStatus(t, p.base+"/readyz", http.StatusOK, 60*time.Second)
-	return p.base
 }

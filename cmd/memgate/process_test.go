@@ -52,24 +52,24 @@ func (s *syncBuffer) String() string {
 
 // startBinary runs memgate serve against the test database and returns once it is
 // ready.
-func startBinary(t *testing.T, env map[string]string) (*process, string) {
+func startBinary(t *testing.T, env map[string]string, args ...string) (*process, string) {
 	t.Helper()
-	p := launch(t, env)
+	p := launch(t, env, args...)
 	waitStatus(t, p.base+"/readyz", http.StatusOK, 60*time.Second)
 	return p, p.base
 }
 
-// launch starts memgate serve on a port it picks itself and returns once it listens
-// (not yet ready). A process the test leaves running is stopped with SIGTERM when the
-// test ends, and must exit 0.
-func launch(t *testing.T, env map[string]string) *process {
+// launch starts memgate serve (with args, e.g. --config) on a port it picks itself and
+// returns once it listens (not yet ready). A process the test leaves running is stopped
+// with SIGTERM when the test ends, and must exit 0.
+func launch(t *testing.T, env map[string]string, args ...string) *process {
 	t.Helper()
 	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
 		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
 	for k, v := range env {
 		all[k] = v
 	}
-	p := &process{cmd: command(t, all, "serve"), exited: make(chan struct{})}
+	p := &process{cmd: command(t, all, append([]string{"serve"}, args...)...), exited: make(chan struct{})}
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
