@@ -1,8 +1,3 @@
 // An agent with its share grants, the lapsed ones too (expired).
 MATCH (a:Agent {id: $id})
-RETURN a, COLLECT {
-  MATCH (a)-[s:SHARED_WITH]->(p:Principal)
-  RETURN {principal: p.id, granted_at: s.granted_at, expires_at: s.expires_at,
-          expired: coalesce(s.expires_at <= datetime(), false)}
-  ORDER BY p.id
-} AS shares
+RETURN a, {{agent_shares}} AS shares

@@ -51,7 +51,7 @@ var DefaultEntityTypes = []EntityType{
 const (
 	maxEntities  = 50
 	maxFacts     = 100
-	maxNameRunes = 100
+	maxNameRunes = graph.MaxEntityNameRunes
 	maxFactRunes = 500
 	maxRelation  = 60
 )

@@ -48,6 +48,60 @@ type Team struct {
 	Members   map[string]Role
 }
 
+// A requester's relation to an agent, as a list of agents shows it.
+const (
+	RelationOwner  = "owner"  // it owns the agent
+	RelationShared = "shared" // it holds a grant in force of the agent's private space
+	RelationNone   = "none"   // neither (an admin host listing every agent or another owner's)
+)
+
+// AgentQuery selects the agents to list: Requester's own (owned, or shared with it by a
+// grant in force) unless All or Owner is set; with Owner only that owner's agents, with
+// All (and no Owner) every agent. Who may ask for All or Owner is the service's
+// decision (admin hosts).
+type AgentQuery struct {
+	Requester string // whose relation each agent is listed with
+	Owner     string
+	All       bool
+	Page      PageRequest
+}
+
+// ListedAgent is an agent of a list, with its shares (lapsed ones too) and the
+// requester's relation to it.
+type ListedAgent struct {
+	Agent    *Agent
+	Relation string
+}
+
+// AgentPage is one page of agents, newest first.
+type AgentPage struct {
+	Agents     []ListedAgent
+	NextCursor string
+	HasMore    bool
+}
+
+// TeamQuery selects the teams to list: those Requester is a member or the owner of,
+// or with All every team (the service decides who may).
+type TeamQuery struct {
+	Requester string
+	All       bool
+	Page      PageRequest
+}
+
+// ListedTeam is a team of a list (without its members) and the requester's role in it
+// ("" when it is no member).
+type ListedTeam struct {
+	Team *Team
+	Role Role
+}
+
+// TeamPage is one page of teams, newest first.
+type TeamPage struct {
+	Teams      []ListedTeam
+	NextCursor string
+	HasMore    bool
+}
+
 // Dissolution is what dissolving a team moves, or would: per agent, how many of the
 // team space's memories go back to its private space, and how many are erased: those
 // whose current content is not their agent's own (promoted copies, memories another
@@ -80,6 +134,9 @@ type Directory interface {
 	CreateAgent(ctx context.Context, a *Agent, ev *AuditEvent) error
 	// GetAgent returns ENOTFOUND if the agent does not exist.
 	GetAgent(ctx context.Context, id string) (*Agent, error)
+	// ListAgents lists the agents q selects, newest first (then by id), each with its
+	// shares and q.Requester's relation to it. EINVALID for a cursor it did not issue.
+	ListAgents(ctx context.Context, q AgentQuery) (AgentPage, error)
 	// SetOwner gives the agent to owner if its owner is still expectedOwner (the one
 	// the decision was made on); ECONFLICT otherwise.
 	SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *AuditEvent) error
@@ -118,6 +175,9 @@ type Directory interface {
 	DissolveTeam(ctx context.Context, team string, audit func(Dissolution) *AuditEvent) (Dissolution, error)
 	// GetTeam returns ENOTFOUND if the team does not exist.
 	GetTeam(ctx context.Context, name string) (*Team, error)
+	// ListTeams lists the teams q selects, newest first (then by name), each with
+	// q.Requester's role in it. EINVALID for a cursor it did not issue.
+	ListTeams(ctx context.Context, q TeamQuery) (TeamPage, error)
 	// SetMember sets principal's role in team; an empty role removes the membership.
 	// ENOTFOUND if the team does not exist.
 	SetMember(ctx context.Context, team, principal string, role Role, ev *AuditEvent) error

@@ -20,6 +20,9 @@ type EntityNode struct {
 	Aliases       []string // other names resolution confirmed for it ("Robert J. Smith" of Robert Smith)
 }
 
+// MaxEntityNameRunes bounds an entity's name: extraction cuts longer ones.
+const MaxEntityNameRunes = 100
+
 // Fact is a Graphiti RELATES_TO edge between two entities of one space. ValidAt and
 // InvalidAt are world time (when it held); CreatedAt and ExpiredAt system time (when
 // memgate learned it and when it learned it no longer holds). A contradicted fact is

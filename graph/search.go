@@ -47,6 +47,20 @@ type FactPage struct {
 	HasMore    bool
 }
 
+// EntityFilter narrows a list of entities: Type, a label (any when ""); NamePrefix,
+// the start of the name, compared without case ("" for any name).
+type EntityFilter struct {
+	Type       string
+	NamePrefix string
+}
+
+// EntityPage is one page of entities, by name (compared without case), then id.
+type EntityPage struct {
+	Entities   []*EntityNode
+	NextCursor string
+	HasMore    bool
+}
+
 // ConflictHit is a conflict with its two facts.
 type ConflictHit struct {
 	Conflict *Conflict
@@ -91,6 +105,9 @@ type Searcher interface {
 	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)
 	// Facts lists the facts of vis, newest first, whatever their time.
 	Facts(ctx context.Context, vis Visible, page PageRequest) (FactPage, error)
+	// Entities lists the entities of vis that f selects, by name (compared without
+	// case), then id. EINVALID for a cursor it did not issue.
+	Entities(ctx context.Context, vis Visible, f EntityFilter, page PageRequest) (EntityPage, error)
 	// Conflicts lists the open conflicts of vis, newest first.
 	Conflicts(ctx context.Context, vis Visible, page PageRequest) (ConflictPage, error)
 	// Fact and Entity read one by id; ENOTFOUND when it is not in vis.

@@ -54,11 +54,13 @@ func (a *api) routes(g *echo.Group) {
 	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
 	g.GET("/facts", a.listFacts, a.requester)
 	g.GET("/facts/:id", a.getFact, a.requester)
+	g.GET("/entities", a.listEntities, a.requester)
 	g.GET("/entities/:id", a.getEntity, a.requester)
 	g.GET("/conflicts", a.listConflicts, a.requester)
 	g.POST("/conflicts/:id/resolve", a.resolveConflict, a.requester)
 
 	g.POST("/agents", a.createAgent, a.requester)
+	g.GET("/agents", a.listAgents, a.requester)
 	g.GET("/agents/:id", a.getAgent, a.requester)
 	g.DELETE("/agents/:id", a.deleteAgent, a.requester)
 	g.POST("/agents/:id/reflect", a.reflectAgent, a.requester)
@@ -68,6 +70,7 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/agents/:id/shares/:principal", a.share(false), a.requester)
 
 	g.POST("/teams", a.createTeam, a.requester)
+	g.GET("/teams", a.listTeams, a.requester)
 	g.GET("/teams/:team", a.getTeam, a.requester)
 	g.DELETE("/teams/:team", a.dissolveTeam, a.requester)
 	g.PUT("/teams/:team/members/:principal", a.setMember, a.requester)

@@ -97,6 +97,8 @@ func newMCP(svc *service.Service, version string) http.Handler {
 	addTool(s, &mcp.Tool{Name: "reflect", Description: "Distill what an agent wrote recently (since a time, by default " +
 		"the last day) and the facts it knows into a summary and a few rules kept as memories of its private space. " +
 		"Only its owner may."}, t, t.reflect)
+	addTool(s, &mcp.Tool{Name: "list_entities", Description: "List the entities (people, organizations, places, ...) " +
+		"of an agent's spaces the requester sees, by name, a page at a time; filter by type and the start of the name."}, t, t.entities)
 	addTool(s, &mcp.Tool{Name: "list_conflicts", Description: "List the contradictions held for review in an agent's " +
 		"spaces (memory.conflicts: review): each pair of facts that cannot both hold, both still current."}, t, t.conflicts)
 	addTool(s, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a contradiction held for review: keep the old " +

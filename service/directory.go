@@ -51,11 +51,17 @@ func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, e
 	if err != nil {
 		return AgentView{}, err
 	}
+	return s.shownAgent(c, a), nil
+}
+
+// shownAgent is a as c may see it, by id or in a list: the owner and the shares only
+// when c may manage it.
+func (s *Service) shownAgent(c Call, a *graph.Agent) AgentView {
 	v := AgentView{ID: a.ID, CreatedAt: a.CreatedAt}
 	if s.Auth.ManageAgent(c.P, a).Effect == access.Allow {
 		v.OwnerID, v.Shares = a.OwnerID, a.Shares
 	}
-	return v, nil
+	return v
 }
 
 // manageable loads an agent and checks the caller may change it.

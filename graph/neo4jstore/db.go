@@ -70,14 +70,14 @@ var queryNames = []string{
 	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",
 	"audit_create", "audit_list",
 	"principal_resolve", "principal_set_promoter",
-	"agent_create", "agent_get", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
+	"agent_create", "agent_get", "agent_list", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
 	"share_lapsed", "share_lapse", "share_use_audit",
-	"team_create", "team_get", "team_member_set", "team_member_remove", "team_memories", "team_lock", "team_dissolve",
+	"team_create", "team_get", "team_list", "team_member_set", "team_member_remove", "team_memories", "team_lock", "team_dissolve",
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
 	"episode_requeue", "queue_depth", "entity_neighbourhood",
 	"graph_save", "entity_summary_sources", "entity_summary_set",
 	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
-	"fact_get", "entity_get", "fact_list",
+	"fact_get", "entity_get", "fact_list", "entity_list",
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 }
 

@@ -72,15 +72,20 @@ func (db *DB) GetAgent(ctx context.Context, id string) (*graph.Agent, error) {
 	if len(records) == 0 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "agent not found")
 	}
-	p := records[0].Values[0].(neo4j.Node).Props
+	return agentOf(records[0].Values[0], records[0].Values[1]), nil
+}
+
+// agentOf reads an agent node and its _agent_shares.
+func agentOf(node, shares any) *graph.Agent {
+	p := node.(neo4j.Node).Props
 	a := &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]), Shares: []graph.Share{}}
-	for _, v := range anyList(records[0].Values[1]) {
+	for _, v := range anyList(shares) {
 		m, _ := v.(map[string]any)
 		expired, _ := m["expired"].(bool)
 		a.Shares = append(a.Shares, graph.Share{Principal: str(m["principal"]), GrantedAt: tm(m["granted_at"]),
 			ExpiresAt: timePtr(m["expires_at"]), Expired: expired})
 	}
-	return a, nil
+	return a
 }
 
 const agentChanged = "the agent changed while this request ran; retry"
