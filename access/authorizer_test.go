@@ -107,6 +107,15 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	if c.Want == "400" {
 		return accesstest.Undecided
 	}
+	switch c.Operation {
+	case "list_agents_all", "list_teams_all": // every agent or team: admin hosts only
+		if pol.Admin(p).Effect != access.Allow {
+			return "403"
+		}
+		return accesstest.Undecided // what is listed is the store's
+	case "list_agents", "list_teams":
+		return accesstest.Undecided // the requester's own: the store's query
+	}
 	if slices.Contains(accesstest.AgentOperations, c.Operation) {
 		owner, ok := w.Agents[c.Column]
 		if !ok {

@@ -313,7 +313,8 @@ func newWorld(t *testing.T) *world {
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP;
 // service/matrix_test.go runs every operation through the service layer, so this
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"create", "get", "list", "search", "context", "delete", "promote", "promote_team", "update", "move",
+var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all",
+	"create", "get", "list", "search", "context", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
@@ -393,6 +394,43 @@ func (w *world) Perform(c accesstest.Cell) string {
 	return got
 }
 
+// onList pages through GET /v1/agents or /v1/teams (with all=true for the _all
+// operations) as the cell's principal, and says whether the column's agent or team
+// is on it.
+func (w *world) onList(cl client, c accesstest.Cell) string {
+	route, all := strings.CutSuffix(strings.TrimPrefix(c.Operation, "list_"), "_all")
+	want := w.id(c.Column)
+	for cursor := ""; ; {
+		q := url.Values{"limit": {"2"}}
+		if all {
+			q.Set("all", "true")
+		}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		status, out := cl.do("GET", "/v1/"+route+"?"+q.Encode(), nil)
+		if status != http.StatusOK {
+			return fmt.Sprint(status)
+		}
+		var page struct {
+			Items []struct {
+				ID, Name string
+			}
+			NextCursor string `json:"next_cursor"`
+		}
+		_ = json.Unmarshal(out, &page)
+		for _, item := range page.Items {
+			if item.ID == want || item.Name == want {
+				return "listed"
+			}
+		}
+		if page.NextCursor == "" {
+			return "absent"
+		}
+		cursor = page.NextCursor
+	}
+}
+
 // run performs one cell and returns its outcome and the memories it was shown.
 func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	cl := w.principal(c.Principal)
@@ -400,6 +438,8 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	agent, visibility, team := w.spaceArgs(c.Column)
 	shown := map[string]string{}
 	switch c.Operation {
+	case "list_agents", "list_agents_all", "list_teams", "list_teams_all":
+		return w.onList(cl, c), nil
 	case "create":
 		if agent == "" {
 			agent = own

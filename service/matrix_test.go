@@ -445,12 +445,50 @@ func (w *world) Perform(cell accesstest.Cell) string {
 	return got
 }
 
+// listed pages through a list as the cell's principal (page answers the ids of one
+// page and the next cursor) and says whether the column's agent or team is on it.
+func (w *world) listed(cell accesstest.Cell, page func(cursor string) ([]string, string, error)) string {
+	want := w.id(cell.Column)
+	for cursor := ""; ; {
+		ids, next, err := page(cursor)
+		switch {
+		case err != nil:
+			return outcome(err)
+		case slices.Contains(ids, want):
+			return "listed"
+		case next == "":
+			return "absent"
+		}
+		cursor = next
+	}
+}
+
 // run performs one cell as its principal and returns what happened, in the matrix's
 // words, with what a list or search showed.
 func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	w.t.Helper()
 	c := w.principal(cell.Principal)
 	switch cell.Operation {
+	case "list_agents", "list_agents_all":
+		q := service.AgentList{All: cell.Operation == "list_agents_all"}
+		return w.listed(cell, func(cursor string) ([]string, string, error) {
+			q.Page = graph.PageRequest{Cursor: cursor, Limit: 2}
+			page, err := w.svc.ListAgents(w.ctx, c, q)
+			var ids []string
+			for _, a := range page.Agents {
+				ids = append(ids, a.ID)
+			}
+			return ids, page.NextCursor, err
+		}), nil
+	case "list_teams", "list_teams_all":
+		return w.listed(cell, func(cursor string) ([]string, string, error) {
+			page, err := w.svc.ListTeams(w.ctx, c, cell.Operation == "list_teams_all", graph.PageRequest{Cursor: cursor, Limit: 2})
+			var names []string
+			for _, t := range page.Teams {
+				names = append(names, t.Team.Name)
+			}
+			return names, page.NextCursor, err
+		}), nil
 	case "share", "unshare", "transfer", "erase", "compact", "reflect":
 		return w.runAgent(cell), nil
 	case "dissolve":

@@ -62,10 +62,10 @@ var Operations = []string{"create", "get", "list", "search", "context", "delete"
 	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
-var AgentOperations = []string{"share", "unshare", "transfer", "erase", "compact", "reflect"}
+var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "transfer", "erase", "compact", "reflect"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
-var TeamOperations = []string{"dissolve", "copy_dissolve", "move_into_dissolved"}
+var TeamOperations = []string{"list_teams", "list_teams_all", "dissolve", "copy_dissolve", "move_into_dissolved"}
 
 // CopyOperations on promoted copies, one cell per column of Copies, run after
 // TeamOperations.
