@@ -278,7 +278,7 @@ func evaluateGraphiti(llm *llmProxy, model, neo4jURI string, driver neo4j.Driver
 			}
 		}
 		answer := func(_ context.Context, question string) ([]string, error) { return answers[question], nil }
-		if err := s.add(ctx, driver, got.GroupID, answer, conv); err != nil {
+		if err := s.add(ctx, driver, got.GroupID, answer, nil, conv); err != nil {
 			return s, fmt.Errorf("%s: %w", conv.ID, err)
 		}
 	}

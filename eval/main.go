@@ -2,7 +2,8 @@
 // eval/corpus.json through a real memgate (the binary, over HTTP, on a real Neo4j)
 // once per extractor, reads what landed in each agent's space from Neo4j, and scores
 // it against the labels: entity and fact precision and recall, ended facts marked as
-// ended, junk entities, the answer to each question among search's top five facts,
+// ended, junk entities, the answer to each question among search's top five facts and
+// in the context the agent would be given for it (POST /v1/agents/{id}/context, 500 tokens),
 // whether each labelled fact held on the days asked as search's as_of says, facts that
 // end before they begin, chat calls and seconds per episode. make eval runs it with the
 // offline heuristic extractor and with a local model (scripts/llm-local) behind the
@@ -274,6 +275,7 @@ type score struct {
 	inverted                          int // stored facts that end before they begin
 	junk                              []string
 	questions, answered               int
+	contextAsked, inContext           int       // questions asked for a context, of them answered in its text
 	outcomes                          []outcome // per labelled fact, in corpus order
 	episodes, failed                  int
 	chatCalls                         float64
@@ -352,7 +354,7 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 				s.failed++
 			}
 		}
-		if err := s.add(ctx, driver, "agent-"+agent+"-private", memgateAnswers(api, agent), conv); err != nil {
+		if err := s.add(ctx, driver, "agent-"+agent+"-private", memgateAnswers(api, agent), memgateContext(api, agent), conv); err != nil {
 			return s, fmt.Errorf("%s: %w", conv.ID, err)
 		}
 		log.Printf("eval: %s: %s done (%d episodes so far, %.0f s)", x.name, conv.ID, s.episodes, time.Since(start).Seconds())
@@ -363,8 +365,9 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 	return s, err
 }
 
-// add scores one conversation's space.
-func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group string, answer answerer, conv conversation) error {
+// add scores one conversation's space; its questions are answered by answer, and
+// by inContext too unless it is nil.
+func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group string, answer answerer, inContext contexter, conv conversation) error {
 	res, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (n:Entity {group_id: $g}) RETURN n.name AS name`,
 		map[string]any{"g": group}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase("neo4j"))
 	if err != nil {
@@ -464,14 +467,28 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group s
 		if err != nil {
 			return err
 		}
-		for _, f := range facts {
-			if strings.Contains(normalize(f), normalize(q.Answer)) {
-				s.answered++
-				break
-			}
+		if slices.ContainsFunc(facts, func(f string) bool { return answers(f, q.Answer) }) {
+			s.answered++
+		}
+		if inContext == nil {
+			continue
+		}
+		text, err := inContext(ctx, q.Question)
+		if err != nil {
+			return err
+		}
+		s.contextAsked++
+		if answers(text, q.Answer) {
+			s.inContext++
 		}
 	}
 	return nil
+}
+
+// answers reports whether text holds the labelled answer, words compared as normalize
+// leaves them: the rule of both answer columns.
+func answers(text, answer string) bool {
+	return strings.Contains(normalize(text), normalize(answer))
 }
 
 // answerer answers a question with at most five facts, each its text and the names of
@@ -496,6 +513,21 @@ func memgateAnswers(api *client.Client, agent string) answerer {
 			out = append(out, f.Fact+" "+f.Source.Name+" "+f.Target.Name)
 		}
 		return out, nil
+	}
+}
+
+// contexter answers a question with the text of a context block, as an agent would
+// put it in its prompt.
+type contexter func(ctx context.Context, question string) (string, error)
+
+// contextTokens is the budget of the context the eval asks for.
+const contextTokens = 500
+
+// memgateContext answers through memgate's context endpoint, as the agent asks it.
+func memgateContext(api *client.Client, agent string) contexter {
+	return func(ctx context.Context, question string) (string, error) {
+		tc, err := api.Context(ctx, agent, client.ContextRequest{Query: question, MaxTokens: contextTokens})
+		return tc.Context, err
 	}
 }
 
@@ -703,7 +735,7 @@ func keptRows(path string, ran []score) ([]string, error) {
 // kept rows of earlier runs stay aligned.
 var columns = []string{"extractor", "conversations", "entity precision", "entity recall", "fact precision",
 	"fact recall", "ended right", "junk entities", "answer in top 5", "episodes failed", "chat calls / episode",
-	"s / episode", "start dates right", "as_of right", "inverted intervals"}
+	"s / episode", "start dates right", "as_of right", "inverted intervals", fmt.Sprintf("answer in context (%d tokens)", contextTokens)}
 
 // render is the markdown section of the results, then the rows kept from earlier runs.
 func render(results []score, kept []string, command string) string {
@@ -715,12 +747,12 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d |\n", s.name, s.conversations,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
 			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged,
-			s.asOfRight, s.asOfAsked, s.inverted)
+			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked))
 	}
 	for _, row := range kept {
 		b.WriteString(row + "\n")
@@ -736,7 +768,10 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("after a known end), those the stored fact judged above answers as labelled, by search's as_of rule\n")
 	b.WriteString("(from valid_at, when set, to invalid_at, exclusive, when set); a question whose fact is not stored\n")
 	b.WriteString("counts as wrong, even one whose answer is no; inverted intervals: stored facts whose invalid_at\n")
-	b.WriteString("is before their valid_at, which must be 0. Embeddings are the offline hashing embedder in both\n")
+	fmt.Fprintf(&b, "is before their valid_at, which must be 0; answer in context (%d tokens): the same questions\n", contextTokens)
+	fmt.Fprintf(&b, "asked to POST /v1/agents/{id}/context with max_tokens %d, the answer counted as in top 5 but\n", contextTokens)
+	b.WriteString("in the block's whole text (facts, entity summaries and the memories themselves); – for\n")
+	b.WriteString("Graphiti, which has no such call. Embeddings are the offline hashing embedder in both\n")
 	b.WriteString("runs. The corpus was written for this eval without reading either extractor's code.\n")
 	if slices.ContainsFunc(results, func(s score) bool { return strings.HasPrefix(s.name, "openai path") }) ||
 		slices.ContainsFunc(kept, func(row string) bool { return strings.HasPrefix(row, "| openai path") }) {

@@ -277,6 +277,8 @@ func benchSizes(b *testing.B) []int {
 // BenchmarkHybridSearch grows one corpus of generated facts through benchSizes and at
 // each size measures, for each requester of searchShapes, side by side: the search
 // endpoint (POST /v1/memories/search through the HTTP handler, every method fused);
+// the context endpoint (POST /v1/agents/{id}/context, the same query and requester,
+// max_tokens 1000, the default tokenizer: the same search, then the block laid out);
 // its floor, the store calls the endpoint makes and nothing else (the principal, then
 // the agent beside the retrieval: one query for a small visible set, else the five
 // methods' queries at once); search_small alone (one-query) and the five methods'
@@ -420,6 +422,27 @@ func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *sea
 			resp.Body.Close()
 			if err == nil && (resp.StatusCode != http.StatusOK || len(out.Facts) == 0) {
 				err = fmt.Errorf("status %d, %d facts", resp.StatusCode, len(out.Facts))
+			}
+			return err
+		}},
+		{"context", func() error { // the context endpoint: the same search, then the block laid out
+			q, _ := next()
+			body, _ := json.Marshal(map[string]any{"query": q, "max_tokens": 1000})
+			req, _ := http.NewRequest("POST", srv.URL+"/v1/agents/"+c.agent+"/context", bytes.NewReader(body))
+			req.Header.Set("X-Requester-Id", c.owner)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Context string
+				Tokens  int
+				Facts   []string
+			}
+			err = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if err == nil && (resp.StatusCode != http.StatusOK || len(out.Facts) == 0 || out.Tokens > 1000) {
+				err = fmt.Errorf("status %d, %d facts, %d tokens", resp.StatusCode, len(out.Facts), out.Tokens)
 			}
 			return err
 		}},
