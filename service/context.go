@@ -38,7 +38,8 @@ const (
 	DefaultContextTokens = 1000
 	MaxContextTokens     = 32000
 	maxContextMessages   = 100
-	contextCandidates    = 20   // of each kind, from search
+	minCandidates        = 10   // of each kind, from search; one per 100 tokens of budget above that
+	maxCandidates        = 50
 	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
 	entityLineRunes      = 240
@@ -80,7 +81,7 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnCon
 		return buildContext(&SearchResult{}, s.tokenizer(), q.MaxTokens, q.AsOf), nil
 	}
 	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
-		Limit: contextCandidates, Filter: graph.SearchFilter{AsOf: q.AsOf}})
+		Limit: min(max(minCandidates, q.MaxTokens/100), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}})
 	if err != nil {
 		return nil, err
 	}
