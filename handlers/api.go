@@ -284,7 +284,7 @@ func (a *api) setPromoter(grant bool) echo.HandlerFunc {
 }
 
 func (a *api) listAudit(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func (a *api) listAudit(c echo.Context) error {
 		return err
 	}
 	f := graph.AuditFilter{Subject: c.QueryParam("subject"), Actor: c.QueryParam("actor"), Kind: c.QueryParam("kind"),
-		Since: since, Until: until, Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit}}
+		Since: since, Until: until, Page: pr}
 	events, next, err := a.svc.ListAudit(c.Request().Context(), callOf(c), f)
 	if err != nil {
 		return err

@@ -78,12 +78,12 @@ func (t mcpTools) resolve(ctx context.Context, c service.Call, in mcpResolve) (a
 }
 
 func (a *api) listConflicts(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
 	page, err := a.svc.ListConflicts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"),
-		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
+		pr)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func (a *api) listAgents(c echo.Context) error {
 	if err := queryParams(c, "all", "owner", "cursor", "limit"); err != nil {
 		return err
 	}
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (a *api) listAgents(c echo.Context) error {
 		return err
 	}
 	page, err := a.svc.ListAgents(c.Request().Context(), callOf(c), service.AgentList{All: all, Owner: c.QueryParam("owner"),
-		Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit}})
+		Page: pr})
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (a *api) listTeams(c echo.Context) error {
 	if err := queryParams(c, "all", "cursor", "limit"); err != nil {
 		return err
 	}
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (a *api) listTeams(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.svc.ListTeams(c.Request().Context(), callOf(c), all, graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
+	page, err := a.svc.ListTeams(c.Request().Context(), callOf(c), all, pr)
 	if err != nil {
 		return err
 	}
@@ -111,13 +111,13 @@ func (a *api) listEntities(c echo.Context) error {
 	if err := queryParams(c, "agent_id", "type", "name_prefix", "cursor", "limit"); err != nil {
 		return err
 	}
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
 	page, err := a.svc.ListEntities(c.Request().Context(), callOf(c), service.EntityList{AgentID: c.QueryParam("agent_id"),
 		Type: c.QueryParam("type"), NamePrefix: c.QueryParam("name_prefix"),
-		Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit}})
+		Page: pr})
 	if err != nil {
 		return err
 	}

@@ -297,12 +297,12 @@ type versionView struct {
 }
 
 func (a *api) memoryVersions(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
 	e, page, err := a.svc.Versions(c.Request().Context(), callOf(c), c.Param("id"),
-		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
+		pr)
 	if err != nil {
 		return err
 	}
@@ -326,13 +326,13 @@ type listResponse struct {
 }
 
 func (a *api) listMemories(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
 	page, err := a.svc.List(c.Request().Context(), callOf(c), service.ListQuery{
 		AgentID: c.QueryParam("agent_id"), Space: c.QueryParam("space"),
-		Page: graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit},
+		Page: pr,
 	})
 	if err != nil {
 		return err
@@ -379,16 +379,17 @@ func (a *api) retryMemory(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, viewOf(e))
 }
 
-func queryInt(c echo.Context, name string) (int, error) {
-	s := c.QueryParam(name)
-	if s == "" {
-		return 0, nil
+// pageOf is the page a list request asks for: its cursor and limit (0: the default).
+func pageOf(c echo.Context) (graph.PageRequest, error) {
+	pr := graph.PageRequest{Cursor: c.QueryParam("cursor")}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return pr, graph.Errorf(graph.EINVALID, "limit must be a whole number")
+		}
+		pr.Limit = n
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, graph.Errorf(graph.EINVALID, "%s must be a whole number", name)
-	}
-	return n, nil
+	return pr, nil
 }
 
 func queryTime(c echo.Context, name string) (*time.Time, error) {

@@ -133,12 +133,12 @@ type factPage struct {
 }
 
 func (a *api) listFacts(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
 	page, err := a.svc.ListFacts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"), c.QueryParam("space"),
-		graph.PageRequest{Cursor: c.QueryParam("cursor"), Limit: limit})
+		pr)
 	if err != nil {
 		return err
 	}
