@@ -38,7 +38,7 @@ const (
 	DefaultContextTokens = 1000
 	MaxContextTokens     = 32000
 	maxContextMessages   = 100
-	minCandidates        = 10   // of each kind, from search; one per 100 tokens of budget above that
+	minCandidates        = 10 // of each kind, from search; one per 100 tokens of budget above that
 	maxCandidates        = 50
 	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
