@@ -182,7 +182,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	}
 	visible := pol.Visible(p).Contains(s.GroupID())
 	switch c.Operation {
-	case "create", "create_over_quota":
+	case "create", "create_over_quota", "create_fact": // a direct fact is a memory that records it
 		d := pol.Write(p, agent, s)
 		if d.Effect == access.Confine && d.Space != graph.PrivateSpace(agent) {
 			return "confined to " + d.Space.GroupID()

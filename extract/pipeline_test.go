@@ -964,3 +964,34 @@ func TestPipeline_ConflictsForReview(t *testing.T) {
 		}
 	}
 }
+
+// A fact stated directly (POST /v1/facts writes it as a json memory with
+// source_description direct) is read as given on the model's path: no chat call, its
+// relation, names and stated start kept.
+func TestPipeline_DirectFact(t *testing.T) {
+	p := newPipe(t)
+	group := p.space("direct")
+	since := time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
+	x := &graph.Extracted{Entities: []graph.ExtractedEntity{{Name: "Alice", Type: "Person"}, {Name: "Lisbon", Type: "Location"}},
+		Facts: []graph.ExtractedFact{{Source: "Alice", Target: "Lisbon", Relation: "LIVES_IN", Fact: "Alice lives in Lisbon", ValidAt: &since}}}
+	p.agent(p.scope + "direct")
+	now := time.Now().UTC()
+	e := &graph.Episode{UUID: uuid.NewString(), GroupID: group, AgentID: p.scope + "direct", Source: graph.SourceJSON,
+		SourceDescription: graph.SourceDirect, Content: graph.DirectContent(x), CreatedAt: now, ValidAt: now,
+		Status: graph.StatusQueued, Name: "direct"}
+	if res := p.db.CreateEpisodes(context.Background(), []*graph.Episode{e})[0]; res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	p.start(p.runner(1, 1))
+	if got := p.wait([]*graph.Episode{e}, 30*time.Second)[0]; got.Status != graph.StatusDone {
+		t.Fatalf("the direct memory: %s %s", got.Status, got.LastError)
+	}
+	if calls := p.llm.Requests(); len(calls) != 0 {
+		t.Errorf("%d chat calls for a direct fact: %+v", len(calls), calls)
+	}
+	_, facts := p.graphOf(group, "Alice", "Lisbon")
+	if len(facts) != 1 || facts[0].Name != "LIVES_IN" || facts[0].Fact != "Alice lives in Lisbon" ||
+		facts[0].ValidAt == nil || !facts[0].ValidAt.Equal(since) || facts[0].StartAssumed {
+		t.Fatalf("facts: %+v", facts)
+	}
+}

@@ -228,11 +228,14 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	if ctx.Err() != nil { // shutting down before the attempt began
 		return nil, ctx.Err()
 	}
-	x, err := r.Extractor.Extract(j.ctx, j.Episode, j.Previous)
-	if err != nil {
-		return nil, fmt.Errorf("extraction: %w", err)
+	x, direct := graph.Direct(j.Episode) // a fact stated directly is read as given
+	if !direct {
+		var err error
+		if x, err = r.Extractor.Extract(j.ctx, j.Episode, j.Previous); err != nil {
+			return nil, fmt.Errorf("extraction: %w", err)
+		}
+		AsSpeaker(x, j.Episode.Content)
 	}
-	AsSpeaker(x, j.Episode.Content)
 	clean, drops := Clean(x, r.Types)
 	for _, d := range drops {
 		r.Metrics.Dropped(d.What, d.Reason)

@@ -70,6 +70,9 @@ type Episode struct {
 	// Unextracted: stored as it was given, searchable as a memory, never sent to the
 	// pipeline (done at once, whatever later changes its content or its space).
 	Unextracted bool
+	// FactIDs are the facts the pipeline saved for it (Graphiti's entity_edges); read
+	// only.
+	FactIDs []string
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and

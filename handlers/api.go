@@ -54,6 +54,7 @@ func (a *api) routes(g *echo.Group) {
 	g.POST("/memories/:id/retry", a.retryMemory, a.requester)
 	g.GET("/facts", a.listFacts, a.requester)
 	g.GET("/facts/:id", a.getFact, a.requester)
+	g.POST("/facts", a.addFact, a.requester)
 	g.GET("/entities", a.listEntities, a.requester)
 	g.GET("/entities/:id", a.getEntity, a.requester)
 	g.GET("/conflicts", a.listConflicts, a.requester)

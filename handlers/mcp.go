@@ -79,6 +79,9 @@ func newMCP(svc *service.Service, version string) http.Handler {
 	t := mcpTools{svc: svc}
 	addTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
 		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t, t.add)
+	addTool(s, &mcp.Tool{Name: "add_fact", Description: "Remember a fact directly, without extraction: source RELATION " +
+		"target (e.g. Alice WORKS_AT Acme), with since when it holds. It is added as an extracted fact is (entities " +
+		"matched in the agent's space, a contradicted fact ended) and answered once added."}, t, t.addFact)
 	addTool(s, &mcp.Tool{Name: "search_memory", Description: "Search an agent's memory: facts (current ones unless " +
 		"as_of or include_expired), entities and the memories they came from, best first."}, t, t.search)
 	addTool(s, &mcp.Tool{Name: "get_context", Description: "The memory that bears on an agent's next turn, as plain " +

@@ -95,7 +95,7 @@ func TestMCP(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if got := strings.Join(names, " "); got != "add_memory compact_memories delete_memory get_context get_memory get_status list_conflicts list_entities list_memories reflect resolve_conflict search_memory update_memory" {
+	if got := strings.Join(names, " "); got != "add_fact add_memory compact_memories delete_memory get_context get_memory get_status list_conflicts list_entities list_memories reflect resolve_conflict search_memory update_memory" {
 		t.Errorf("tools: %s", got)
 	}
 

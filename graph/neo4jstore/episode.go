@@ -133,7 +133,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		VisibilityRule: str(p["visibility_rule"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
-		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false,
+		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false, FactIDs: strList(p["entity_edges"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.
