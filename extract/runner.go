@@ -245,6 +245,11 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	if err != nil {
 		return nil, fmt.Errorf("resolution: %w", err)
 	}
+	if !direct {
+		for _, p := range j.Previous {
+			w.Context = append(w.Context, p.UUID)
+		}
+	}
 	return w, nil
 }
 

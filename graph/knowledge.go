@@ -103,6 +103,10 @@ type GraphWrite struct {
 	// Conflicts are the contradictions found, when they are held for review; their
 	// facts are among Facts.
 	Conflicts []*Conflict
+	// Context are the earlier episodes of the space the extraction was shown: what it
+	// derived may hold their words, so when one of them leaves the space, changes or
+	// goes, this episode is extracted again without it (episode_context_users).
+	Context []string
 }
 
 // Mention is an episode's mention of an entity and what that episode said of it, its

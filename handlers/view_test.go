@@ -82,7 +82,7 @@ func TestAgentView(t *testing.T) {
 	// A known path with a method it does not take: 405 with Allow, in the error shape.
 	for _, tc := range []struct{ method, path, allow string }{
 		{"PUT", "/v1/memories", "GET, POST"},
-		{"DELETE", "/v1/facts", "GET"},
+		{"DELETE", "/v1/facts", "GET, POST"},
 		{"POST", "/v1/memories/" + ids["private"], "DELETE, GET, PATCH"},
 	} {
 		resp, body := doMalformed(t, tc.method, srv.URL+tc.path, map[string]string{

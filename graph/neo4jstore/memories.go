@@ -262,9 +262,32 @@ func (db *DB) txErase(ctx context.Context, tx neo4j.ManagedTransaction, e *graph
 	return err
 }
 
-// txUnlink detaches e from what was derived from it in its space (episode_unlink), and
-// makes the summaries of the entities that remain again without it (txResummarize).
+// txUnlink detaches e from what was derived from it in its space (txDetach), and so
+// the episodes extracted with e in their context (episode_context_users): each is
+// detached from what it derived and queued to be extracted again without e. Their own
+// context users are left alone: their content has not changed.
 func (db *DB) txUnlink(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, retire bool) error {
+	if err := db.txDetach(ctx, tx, e, retire); err != nil {
+		return err
+	}
+	records, err := db.txRun(ctx, tx, "episode_context_users", map[string]any{"uuid": e.UUID, "group_id": e.GroupID})
+	if err != nil || len(records) == 0 {
+		return err
+	}
+	users := make([]string, len(records))
+	for i, r := range records {
+		users[i] = str(r.Values[0])
+		if err := db.txDetach(ctx, tx, &graph.Episode{UUID: users[i], GroupID: e.GroupID}, false); err != nil {
+			return err
+		}
+	}
+	_, err = db.txRun(ctx, tx, "episode_requeue_context_users", map[string]any{"uuids": users, "group_id": e.GroupID})
+	return err
+}
+
+// txDetach detaches e from what was derived from it in its space (episode_unlink), and
+// makes the summaries of the entities that remain again without it (txResummarize).
+func (db *DB) txDetach(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, retire bool) error {
 	records, err := db.txRun(ctx, tx, "episode_unlink", map[string]any{"uuid": e.UUID, "group_id": e.GroupID,
 		"retire": retire, "now": time.Now().UTC()})
 	if err == nil {

@@ -115,7 +115,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			for j, f := range w.Facts {
 				edges[j] = f.UUID
 			}
-			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges})
+			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges, "context": nonNil(w.Context)})
 		}
 		if len(done) == 0 {
 			return nil, nil
