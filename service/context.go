@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +44,7 @@ const (
 	maxCandidates        = 50
 	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
+	jsonWindow           = 8 << 10
 	entityLineRunes      = 240
 	memoryLineRunes      = 480
 	minLineTokens        = 8 // about the shortest line a block holds
@@ -132,8 +135,11 @@ func (s *Service) contextQuery(q ContextQuery) (string, error) {
 }
 
 // withoutLongJSON is text without each JSON object or array of at least longJSONBytes,
-// with a marked stub in its place when stub is set.
+// with a marked stub in its place when stub is set. Only the first jsonWindow bytes
+// are read (a context line or a query holds far less): JSON still open at the end of
+// them counts as long JSON to its end.
 func withoutLongJSON(text string, stub bool) string {
+	text = text[:min(len(text), jsonWindow)]
 	var b strings.Builder
 	tries := 0 // a text of many unclosed brackets is not parsed from each of them
 	for i := 0; i < len(text); {
@@ -141,8 +147,13 @@ func withoutLongJSON(text string, stub bool) string {
 			tries++
 			d := json.NewDecoder(strings.NewReader(text[i:]))
 			var v json.RawMessage
-			if d.Decode(&v) == nil && d.InputOffset() >= longJSONBytes {
+			err := d.Decode(&v)
+			open := errors.Is(err, io.ErrUnexpectedEOF) && len(text)-i >= longJSONBytes && len(text) == jsonWindow
+			if (err == nil && d.InputOffset() >= longJSONBytes) || open {
 				n := int(d.InputOffset())
+				if open {
+					n = len(text) - i
+				}
 				if stub {
 					fmt.Fprintf(&b, "[JSON, %d bytes, left out]", n)
 				}

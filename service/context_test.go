@@ -190,3 +190,16 @@ func TestContext_Query(t *testing.T) {
 		}
 	}
 }
+
+// A memory of many brackets or of JSON longer than the window is read no further than
+// the window (what a line or a query holds is far less), and JSON still open there is
+// stubbed.
+func TestContext_LongJSONWindow(t *testing.T) {
+	if got := withoutLongJSON(strings.Repeat("[", 250<<10), true); len(got) > jsonWindow {
+		t.Errorf("%d bytes back from a text of brackets", len(got))
+	}
+	long := "Result: " + `{"rows": [` + strings.Repeat(`{"id": 1, "name": "widget"},`, 2000) + `{"id": 0}]} done`
+	if got := withoutLongJSON(long, true); !strings.HasPrefix(got, "Result: [JSON, ") || strings.Contains(got, "widget") {
+		t.Errorf("JSON longer than the window: %.80q", got)
+	}
+}
