@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // SourceDirect is the source_description of the memory that records a fact an agent
@@ -12,10 +13,33 @@ import (
 // erasure work as for any other.
 const SourceDirect = "direct"
 
-// DirectContent is the content of the memory that records x.
+// DirectContent is the content of the memory that records x, its text as written
+// (no HTML escapes, so a rule or a reader sees "AT&T", not "AT\u0026T").
 func DirectContent(x *Extracted) string {
-	b, _ := json.Marshal(x) // strings, times and slices only: Marshal cannot fail
-	return string(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(x) // strings, times and slices only: Encode cannot fail
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Texts are the texts a memory holds as its readers and the pipeline read them: its
+// content and, for one the pipeline reads as a direct fact (Direct), each string its
+// content decodes to. A check of the JSON text alone would miss what escapes (\u0040)
+// hide and what an anchored pattern finds at the start of a name or a sentence.
+func Texts(source, description, content string) []string {
+	out := []string{content}
+	x, ok := Direct(&Episode{Source: source, SourceDescription: description, Content: content})
+	if !ok {
+		return out
+	}
+	for _, e := range x.Entities {
+		out = append(out, e.Name, e.Type, e.Summary)
+	}
+	for _, f := range x.Facts {
+		out = append(out, f.Source, f.Target, f.Relation, f.Fact)
+	}
+	return out
 }
 
 // Direct is what the memory e states directly, when it records a direct fact: a json

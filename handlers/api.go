@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,9 +22,15 @@ type api struct {
 
 const callKey = "memgate.call"
 
-// requester resolves X-Requester-Id into the request's principal, once.
+// requester resolves X-Requester-Id into the request's principal, once. A request that
+// names more than one is refused: a proxy that appends the header must not make the
+// service pick one.
 func (a *api) requester(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		names := c.Request().Header.Values("X-Requester-Id")
+		if len(names) > 1 || (len(names) == 1 && strings.Contains(names[0], ",")) {
+			return graph.Errorf(graph.EINVALID, "X-Requester-Id must be given once")
+		}
 		call, err := a.svc.Resolve(c.Request().Context(), hostOf(c), c.Request().Header.Get("X-Requester-Id"), requestID(c))
 		if err != nil {
 			return err

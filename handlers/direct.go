@@ -56,8 +56,9 @@ func (a *api) addFact(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	wait := directFactWait(ctx)
-	if strings.Contains(strings.ToLower(c.Request().Header.Get("Prefer")), "respond-async") {
+	if respondAsync(c.Request().Header) {
 		wait = 0
+		c.Response().Header().Set("Preference-Applied", "respond-async")
 	}
 	hit, added, err := a.svc.AddFact(ctx, callOf(c), req.toNew(), c.Request().Header.Get("Idempotency-Key"), wait)
 	switch {
@@ -67,6 +68,20 @@ func (a *api) addFact(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, acceptedOf(added))
 	}
 	return c.JSON(http.StatusCreated, factViewOf(hit))
+}
+
+// respondAsync says whether the request asks for an answer without waiting: a Prefer
+// header (RFC 7240) naming the preference respond-async.
+func respondAsync(h http.Header) bool {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			name, _, _ := strings.Cut(p, ";")
+			if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type mcpFact struct {

@@ -2,8 +2,11 @@ package handlers_test
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/memgate/memgate/service"
 )
 
 // A fact stated directly is added as an extracted one is: its entities matched in the
@@ -14,7 +17,10 @@ import (
 // credentials are refused; nothing of another owner's fact reaches the owner.
 func TestFacts_Direct(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, matrixKeyring())
+	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) {
+		s.Limits.VisibilityRules = []service.VisibilityRule{{Name: "att", Pattern: regexp.MustCompile(`AT&T`)},
+			{Name: "anchored", Pattern: regexp.MustCompile(`(?i)^confidential`)}}
+	})
 	w := newTeamWorld(t, srv.URL, "dir")
 	ingest(t, "agent-"+w.agent+"-")
 	var m struct{ ID string }
@@ -51,6 +57,9 @@ func TestFacts_Direct(t *testing.T) {
 	}
 	berlin := state(map[string]any{"source": map[string]any{"name": "Alice"}, "relation": "LIVES_IN",
 		"target": map[string]any{"name": "Berlin"}, "fact": "Alice moved to Berlin.", "valid_at": "2024-03-01T00:00:00Z"})
+	if berlin.Target.Name != "Berlin" {
+		t.Errorf("the answer to Berlin is another fact: %+v", berlin)
+	}
 	var ended factHit
 	w.owner.must(http.StatusOK, "GET", "/v1/facts/"+lisbon.ID, nil, &ended)
 	if ended.InvalidAt == nil || ended.InvalidAt.Format("2006-01-02") != "2024-03-01" || ended.ExpiredAt == nil {
@@ -96,6 +105,35 @@ func TestFacts_Direct(t *testing.T) {
 		if status, out := w.owner.sendMalformed("POST", "/v1/facts", bad); status != http.StatusBadRequest {
 			t.Errorf("POST /v1/facts %v: %d %s, want 400", bad, status, out)
 		}
+	}
+
+	// The visibility rules and the credential refusal read what the fact says: a name
+	// with "&", a sentence a rule anchors at its start, and a memory in the direct shape
+	// whose JSON hides a password or the rule's words behind escapes.
+	for _, body := range []map[string]any{
+		{"agent_id": w.agent, "visibility": "public", "source": map[string]any{"name": "Bob"}, "relation": "WORKS_AT",
+			"target": map[string]any{"name": "AT&T"}},
+		{"agent_id": w.agent, "visibility": "public", "source": map[string]any{"name": "Merger"}, "relation": "INVOLVES",
+			"target": map[string]any{"name": "Initech"}, "fact": "Confidential: a merger with Initech"},
+	} {
+		var kept factHit
+		w.owner.must(http.StatusCreated, "POST", "/v1/facts", body, &kept)
+		if kept.GroupID != "agent-"+w.agent+"-private" {
+			t.Errorf("a fact a visibility rule matches landed in %s, want the private space", kept.GroupID)
+		}
+	}
+	crafted := func(fact string) map[string]any {
+		return map[string]any{"agent_id": w.agent, "visibility": "public", "source": "json", "source_description": "direct",
+			"messages": `{"entities":[{"name":"Bob"},{"name":"Laptop"}],"facts":[{"source":"Bob","target":"Laptop","relation":"HAS","fact":"` + fact + `"}]}`}
+	}
+	w.owner.must(http.StatusUnprocessableEntity, "POST", "/v1/memories", crafted(`my p\u0061ssword is hunter2xyz, key AKI\u0041IOSFODNN7EXAMPLE`), nil)
+	var hidden struct {
+		GroupID        string `json:"group_id"`
+		VisibilityRule string `json:"visibility_rule"`
+	}
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", crafted(`Bob works at AT\u0026T`), &hidden)
+	if hidden.GroupID != "agent-"+w.agent+"-private" || hidden.VisibilityRule != "att" {
+		t.Errorf("a direct memory whose escapes hide a rule's words: %+v, want private by att", hidden)
 	}
 
 	// Another owner's fact never reaches the owner's agent.

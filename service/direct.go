@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string
 	vis := s.Auth.Visible(c.P)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for e := a.Episode; e.Status != graph.StatusDone; {
 		select {
@@ -73,11 +74,29 @@ func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string
 		}
 		a.Episode = e
 	}
+	// The fact is read as the caller is now, not as it was when the wait began: a
+	// share or a membership withdrawn meanwhile shows nothing (202 with the memory).
+	now, err := s.Resolve(ctx, c.P.Host, c.P.ID, c.RequestID)
+	if err != nil {
+		return nil, a, err
+	}
+	// The memory's facts are every fact its save touched (one it ended, too): the
+	// stated one is the one of its relation the memory supports.
+	for _, id := range a.Episode.FactIDs {
+		hit, err := s.GetFact(ctx, now, id)
+		switch {
+		case graph.ErrorCode(err) == graph.ENOTFOUND:
+			continue
+		case err != nil:
+			return nil, a, err
+		case hit.Fact.Name == x.Facts[0].Relation && slices.Contains(hit.Fact.Episodes, a.Episode.UUID):
+			return hit, a, nil
+		}
+	}
 	if len(a.Episode.FactIDs) == 0 {
 		return nil, a, graph.Errorf(graph.EUNPROCESSABLE, "the fact was dropped as extraction drops one (memory %s); see its types and relation", a.Episode.UUID)
 	}
-	hit, err := s.GetFact(ctx, c, a.Episode.FactIDs[0])
-	return hit, a, err
+	return nil, a, nil
 }
 
 // checkFact validates f and returns what its memory states.

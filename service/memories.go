@@ -255,7 +255,7 @@ func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey str
 		}
 	}
 	content := renderContent(m)
-	rule := s.classify(space, m.AgentID, content)
+	rule := s.classify(space, m.AgentID, graph.Texts(m.Source, m.SourceDescription, content))
 	if rule != "" {
 		space = graph.PrivateSpace(m.AgentID)
 	}
@@ -294,13 +294,15 @@ func (s *Service) quotaExceeded(ctx context.Context, c Call, e *graph.Episode, e
 // content bound for a public, team or global space, or "": such a write goes to the
 // agent's private space, and such a copy is not made. Rules never widen, so private
 // writes are left alone.
-func (s *Service) classify(space graph.Space, agent, content string) string {
+func (s *Service) classify(space graph.Space, agent string, texts []string) string {
 	if space.Kind != graph.SpacePublic && space.Kind != graph.SpaceTeam && space.Kind != graph.SpaceGlobal {
 		return ""
 	}
 	for _, r := range s.Limits.VisibilityRules {
-		if r.Pattern.MatchString(content) {
-			return r.Name
+		for _, text := range texts {
+			if r.Pattern.MatchString(text) {
+				return r.Name
+			}
 		}
 	}
 	return ""
@@ -310,7 +312,7 @@ func (s *Service) classify(space graph.Space, agent, content string) string {
 // and source description.
 func refuseCredentials(m *NewMemory, content string) error {
 	for _, f := range []struct{ name, text string }{
-		{"content", content}, {"metadata", metadataText(m.Metadata)},
+		{"content", strings.Join(graph.Texts(m.Source, m.SourceDescription, content), "\n")}, {"metadata", metadataText(m.Metadata)},
 		{"tags", strings.Join(m.Tags, "\n")}, {"source_description", m.SourceDescription},
 	} {
 		if reason := access.FindSecret(f.text); reason != "" {
@@ -524,7 +526,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		if e.GroupID == to.GroupID() {
 			return nil, nil, graph.Errorf(graph.EINVALID, "the memory is already in %s", target)
 		}
-		if rule := s.classify(to, e.AgentID, e.Content); rule != "" {
+		if rule := s.classify(to, e.AgentID, graph.Texts(e.Source, e.SourceDescription, e.Content)); rule != "" {
 			return nil, nil, forbid(e.UUID, to.GroupID(), "its content matches visibility rule "+rule+", which keeps it out of "+target)
 		}
 		now := s.Now().UTC()

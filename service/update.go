@@ -59,7 +59,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 			return nil, nil, err
 		}
 		content := renderContent(&m)
-		rule := s.classify(space, m.AgentID, content)
+		rule := s.classify(space, m.AgentID, graph.Texts(m.Source, m.SourceDescription, content))
 		if rule != "" {
 			space = graph.PrivateSpace(m.AgentID)
 		}
@@ -128,7 +128,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 func (s *Service) unmovable(space graph.Space, e *graph.Episode, earlier []graph.Version) []int {
 	var drop []int
 	for _, v := range append([]*graph.Episode{e}, versionMemories(earlier)...) {
-		if v.ContentAgent != e.AgentID || s.classify(space, e.AgentID, v.Content) != "" {
+		if v.ContentAgent != e.AgentID || s.classify(space, e.AgentID, graph.Texts(v.Source, v.SourceDescription, v.Content)) != "" {
 			drop = append(drop, v.Version)
 		}
 	}
