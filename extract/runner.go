@@ -195,8 +195,19 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 			}
 			continue
 		}
-		eps, err := r.Queue.Claim(ctx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
-		if err != nil && ctx.Err() == nil {
+		// A claim is not cut short by shutdown: one cut after its transaction committed
+		// would leave its episodes leased to no one until the lease expires. What it
+		// claimed once the end began goes back at once.
+		claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		eps, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
+		cancel()
+		if ctx.Err() != nil {
+			for _, ep := range eps {
+				r.giveBack(ctx, ep.Episode)
+			}
+			return
+		}
+		if err != nil {
 			r.Log.Warn("claiming episodes", "worker", r.id, "error", err.Error(), "retry_in", wait.String())
 		}
 		for _, ep := range eps {

@@ -287,7 +287,8 @@ func TestServe_ShutdownHandsBack(t *testing.T) {
 	c.base = base
 	start := time.Now()
 	if got := c.waitStatuses([]string{m.ID}, 30*time.Second)[m.ID]; got.Status != graph.StatusDone || got.Attempts != 1 {
-		t.Fatalf("after the restart: %+v, want done in one counted attempt (the interrupted one does not count)", got)
+		t.Fatalf("after the restart: %+v, want done in one counted attempt (the interrupted one does not count); the first memgate's log:\n%s",
+			got, cmd.stderr.String())
 	}
 	t.Logf("done %v after the restart, with a 10-minute lease", time.Since(start).Round(time.Millisecond))
 }
