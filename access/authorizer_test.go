@@ -115,6 +115,8 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		return accesstest.Undecided // what is listed is the store's
 	case "list_agents", "list_teams":
 		return accesstest.Undecided // the requester's own: the store's query
+	case "list_entities":
+		return accesstest.Undecided // which entities exist is the pipeline's (HTTP tier)
 	}
 	if slices.Contains(accesstest.AgentOperations, c.Operation) {
 		owner, ok := w.Agents[c.Column]

@@ -314,7 +314,7 @@ func newWorld(t *testing.T) *world {
 // service/matrix_test.go runs every operation through the service layer, so this
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
 var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all",
-	"create", "create_fact", "get", "list", "search", "context", "delete", "promote", "promote_team", "update", "move",
+	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
@@ -532,6 +532,28 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		}
 		if !found && fact {
 			return "a fact found without its episode", shown
+		}
+		return map[bool]string{true: "found", false: "absent"}[found], shown
+	case "list_entities":
+		if agent == "" {
+			agent = own
+		}
+		name := "T" + w.tokens[c.Column][1:] // the person each seed names
+		status, out := cl.do("GET", "/v1/entities?"+url.Values{"agent_id": {agent}, "name_prefix": {name}}.Encode(), nil)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		var page struct {
+			Items []struct {
+				ID, Name string
+				GroupID  string `json:"group_id"`
+			}
+		}
+		_ = json.Unmarshal(out, &page)
+		found := false
+		for _, e := range page.Items {
+			shown["/v1/entities/"+e.ID] = e.GroupID
+			found = found || e.Name == name
 		}
 		return map[bool]string{true: "found", false: "absent"}[found], shown
 	case "context":

@@ -58,7 +58,7 @@ type Principal struct {
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.
-var Operations = []string{"create", "create_fact", "get", "list", "search", "context", "delete", "retry", "promote", "promote_team",
+var Operations = []string{"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "retry", "promote", "promote_team",
 	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
