@@ -116,7 +116,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	case "list_agents", "list_teams":
 		return accesstest.Undecided // the requester's own: the store's query
 	case "list_entities":
-		return accesstest.Undecided // which entities exist is the pipeline's (HTTP tier)
+		return accesstest.Undecided // which entities exist is the pipeline's
 	}
 	if slices.Contains(accesstest.AgentOperations, c.Operation) {
 		owner, ok := w.Agents[c.Column]

@@ -278,6 +278,14 @@ func newWorld(t *testing.T) *world {
 			w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s: %s.", col, w.tokens[col]))
 			w.expiring[col] = w.seed(col, "A memory of "+col+" that will expire.")
 		}
+		// The entity ingestion would make of the seed, as the HTTP world's pipeline makes
+		// it (global's seed is not ingested there: it has none).
+		if col != "system" && col != "global" {
+			if err := neo4jtest.Run(neo4jtest.URI(t), `CREATE (:Entity {uuid: randomUUID(), name: $name, group_id: $group_id,
+  summary: '', created_at: datetime()})`, map[string]any{"name": entityOf(w.tokens[col]), "group_id": w.groupID(col)}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	// The system space holds audit events; the id of one stands for its memory.
 	events, _, err := svc.ListAudit(ctx, root, graph.AuditFilter{Actor: w.id("root"), Page: graph.PageRequest{Limit: 1}})
@@ -445,6 +453,9 @@ func (w *world) Perform(cell accesstest.Cell) string {
 	return got
 }
 
+// entityOf is the name of the entity a seed's token stands for.
+func entityOf(token string) string { return "T" + token[1:] }
+
 // gone says the memory id is no longer stored at all: erased since it was shown (the
 // global space is shared with other tests, which erase what they wrote there).
 func gone(t *testing.T, id string) bool {
@@ -476,7 +487,23 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	c := w.principal(cell.Principal)
 	switch cell.Operation {
 	case "list_entities":
-		return accesstest.Undecided, nil // entities exist only where the HTTP world ingests its seeds
+		col := cell.Column
+		agent, _, _ := accesstest.SpaceArgs(col, w.id)
+		if agent == "" {
+			agent = w.id(w.m.Principals[cell.Principal].Agent)
+		}
+		name := entityOf(w.tokens[col])
+		page, err := w.svc.ListEntities(w.ctx, c, service.EntityList{AgentID: agent, NamePrefix: name})
+		if err != nil {
+			return outcome(err), nil
+		}
+		var showed []shown
+		found := false
+		for _, e := range page.Entities {
+			showed = append(showed, shown{"entity", e.UUID, e.GroupID})
+			found = found || e.Name == name
+		}
+		return map[bool]string{true: "found", false: "absent"}[found], showed
 	case "list_agents", "list_agents_all":
 		q := service.AgentList{All: cell.Operation == "list_agents_all"}
 		return w.listed(cell, func(cursor string) ([]string, string, error) {
