@@ -146,7 +146,22 @@ func TestListAgents(t *testing.T) {
 	bob.must(http.StatusNoContent, "PUT", "/v1/agents/"+revoked+"/shares/"+alice.requester, nil, nil)
 	bob.must(http.StatusNoContent, "DELETE", "/v1/agents/"+revoked+"/shares/"+alice.requester, nil, nil)
 	alice.must(http.StatusNoContent, "PUT", "/v1/agents/"+a1+"/shares/"+carol.requester, nil, nil)
-	time.Sleep(time.Until(lapse) + 300*time.Millisecond)
+	// Wait until the store itself counts the share lapsed (its owner sees it marked).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var a struct {
+			Shares []struct {
+				Principal string `json:"principal"`
+				Expired   bool   `json:"expired"`
+			} `json:"shares"`
+		}
+		bob.must(http.StatusOK, "GET", "/v1/agents/"+lapsed, nil, &a)
+		if len(a.Shares) == 1 && a.Shares[0].Principal == alice.requester && a.Shares[0].Expired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the share of %s never lapsed: %+v", lapsed, a.Shares)
+		}
+	}
 
 	// asGet checks that each item is the agent as GET /v1/agents/{id} shows it to c,
 	// and has the relation.
