@@ -59,6 +59,12 @@ type Authorizer interface {
 	CraftedTargets(p Principal, query string) []string
 }
 
+// foreignSpace is the reason for any decision about a space of another organization.
+// The service never asks one (it builds every space in the requester's organization,
+// and reads by id see only its group_ids, so the answer is 404); the policy refuses it
+// all the same.
+const foreignSpace = "not a space of the requester's organization"
+
 // Policy is the default Authorizer: the access model of docs/concepts.md.
 type Policy struct {
 	// AllowPrivate false gives the all-public model: private writes are refused.
@@ -70,27 +76,27 @@ var _ Authorizer = Policy{}
 func (pol Policy) Visible(p Principal) graph.Visible {
 	var ids []string
 	for _, a := range sortedKeys(p.Owns) {
-		ids = append(ids, graph.PrivateSpace(a).GroupID(), graph.PublicSpace(a).GroupID())
+		ids = append(ids, p.Org.Private(a).GroupID(), p.Org.Public(a).GroupID())
 	}
 	for _, a := range sortedKeys(p.SharedWith) {
 		if !p.Owns[a] {
-			ids = append(ids, graph.PrivateSpace(a).GroupID())
+			ids = append(ids, p.Org.Private(a).GroupID())
 		}
 	}
 	for _, t := range sortedKeys(p.Teams) {
-		ids = append(ids, graph.TeamSpace(t).GroupID())
+		ids = append(ids, p.Org.Team(t).GroupID())
 	}
-	ids = append(ids, graph.SharedSpace(p.ID).GroupID(), graph.GlobalSpace.GroupID())
-	return graph.Visible{GroupIDs: ids, AnyAgentPublic: true}
+	ids = append(ids, p.Org.Shared(p.ID).GroupID(), p.Org.Global().GroupID())
+	return graph.Visible{GroupIDs: ids, AnyAgentPublic: true, Org: p.Org}
 }
 
 func (pol Policy) VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible {
-	ids := []string{graph.PublicSpace(agent).GroupID()}
+	ids := []string{p.Org.Public(agent).GroupID()}
 	if p.canReadPrivate(agent) {
-		ids = append(ids, graph.PrivateSpace(agent).GroupID())
+		ids = append(ids, p.Org.Private(agent).GroupID())
 	}
 	if p.Owns[agent] {
-		ids = append(ids, graph.SharedSpace(p.ID).GroupID())
+		ids = append(ids, p.Org.Shared(p.ID).GroupID())
 	}
 	for _, s := range scopes {
 		switch {
@@ -100,14 +106,17 @@ func (pol Policy) VisibleForAgent(p Principal, agent string, scopes []graph.Spac
 			ids = append(ids, s.GroupID())
 		}
 	}
-	return graph.Visible{GroupIDs: dedupe(ids)}
+	return graph.Visible{GroupIDs: dedupe(ids), Org: p.Org}
 }
 
 func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
+	if s.Org != p.Org {
+		return deny(foreignSpace)
+	}
 	if !p.Owns[agent] {
 		return deny("only the agent's owner may write its memories")
 	}
-	private := graph.PrivateSpace(agent)
+	private := p.Org.Private(agent)
 	switch s.Kind {
 	case graph.SpacePrivate, graph.SpacePublic:
 		if s.Agent != agent {
@@ -137,6 +146,9 @@ func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
 }
 
 func (pol Policy) Modify(p Principal, s graph.Space) Decision {
+	if s.Org != p.Org {
+		return deny(foreignSpace)
+	}
 	switch s.Kind {
 	case graph.SpacePrivate, graph.SpacePublic:
 		if p.Owns[s.Agent] {
@@ -163,6 +175,9 @@ func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 }
 
 func (pol Policy) Promote(p Principal, source, target graph.Space) Decision {
+	if source.Org != p.Org || target.Org != p.Org {
+		return deny(foreignSpace)
+	}
 	switch source.Kind {
 	case graph.SpacePublic, graph.SpaceGlobal: // what every requester reads
 	case graph.SpacePrivate, graph.SpaceTeam, graph.SpaceShared: // a read share or a team reader never republishes
@@ -196,14 +211,14 @@ func (pol Policy) ManageAgent(p Principal, a *graph.Agent) Decision {
 
 func (pol Policy) Share(p Principal, a *graph.Agent) Decision {
 	if a.OwnerID == p.ID {
-		return allow(graph.PrivateSpace(a.ID))
+		return allow(p.Org.Private(a.ID))
 	}
 	return deny("only the agent's owner may share its private space")
 }
 
 func (pol Policy) DissolveTeam(p Principal, t *graph.Team) Decision {
 	if t.OwnerID == p.ID || p.Host.Admin {
-		return allow(graph.TeamSpace(t.Name))
+		return allow(p.Org.Team(t.Name))
 	}
 	return deny("only the team's owner or an admin host may dissolve it")
 }
@@ -222,9 +237,9 @@ func (pol Policy) CraftedTargets(p Principal, query string) []string {
 	for _, m := range spaceToken.FindAllStringSubmatch(query, -1) {
 		switch {
 		case m[1] == "agent" && !p.canReadPrivate(m[2]):
-			out = append(out, graph.PrivateSpace(m[2]).GroupID())
+			out = append(out, p.Org.Private(m[2]).GroupID())
 		case m[1] == "team" && p.Teams[m[2]] == "":
-			out = append(out, graph.TeamSpace(m[2]).GroupID())
+			out = append(out, p.Org.Team(m[2]).GroupID())
 		}
 	}
 	return dedupe(out)

@@ -42,14 +42,21 @@ func worldFacts(w accesstest.World, requester string) graph.PrincipalFacts {
 	return f
 }
 
+// hostOf is the host of a principal of the matrix: trusted, admin or confined, of the
+// world's organization (the implicit one), or of another (globex_...), where the world
+// holds nothing.
 func hostOf(kind string) access.Host {
+	org, kind, other := strings.Cut(kind, "_")
+	if !other {
+		org, kind = "", org
+	}
 	switch kind {
 	case "admin":
-		return access.Host{Name: "ops", Trusted: true, Admin: true}
+		return access.Host{Org: graph.Org(org), Name: org + "ops", Trusted: true, Admin: true}
 	case "confined":
-		return access.Host{Name: "plugin"}
+		return access.Host{Org: graph.Org(org), Name: org + "plugin"}
 	}
-	return access.Host{Name: "agent-host", Trusted: true}
+	return access.Host{Org: graph.Org(org), Name: org + "agent-host", Trusted: true}
 }
 
 // matrixSpace maps a column of the matrix's spaces to a space.
@@ -57,15 +64,15 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 	kind, name := accesstest.SpaceColumn(column)
 	switch kind {
 	case "private":
-		return graph.PrivateSpace(name)
+		return graph.DefaultOrg.Private(name)
 	case "public":
-		return graph.PublicSpace(name)
+		return graph.DefaultOrg.Public(name)
 	case "shared":
-		return graph.SharedSpace(w.Agents[name])
+		return graph.DefaultOrg.Shared(w.Agents[name])
 	case "team":
-		return graph.TeamSpace(name)
+		return graph.DefaultOrg.Team(name)
 	case "global":
-		return graph.GlobalSpace
+		return graph.DefaultOrg.Global()
 	}
 	return graph.Space{Kind: graph.SpaceSystem}
 }
@@ -103,8 +110,32 @@ type policyTier struct {
 func (pt policyTier) Perform(c accesstest.Cell) string {
 	pol, m, w := pt.pol, pt.m, pt.m.World
 	pr := m.Principals[c.Principal]
-	p, own := access.NewPrincipal(pr.Requester, hostOf(pr.Host), worldFacts(w, pr.Requester)), pr.Agent
+	host := hostOf(pr.Host)
+	facts := graph.PrincipalFacts{}
+	if host.Org == graph.DefaultOrg {
+		facts = worldFacts(w, pr.Requester)
+	}
+	p, own := access.NewPrincipal(pr.Requester, host, facts), pr.Agent
 	if c.Want == "400" {
+		return accesstest.Undecided
+	}
+	if p.Org != graph.DefaultOrg {
+		// A principal of another organization: the world's agents and teams do not
+		// exist for it (the store's 404, and what a list or search of them answers is
+		// the store's), and the visible set holds none of the world's spaces, so each
+		// operation on a memory by id is 404.
+		switch c.Operation {
+		case "get", "delete", "retry", "promote", "promote_team", "update", "move", "resolve_conflict", "versions_rule",
+			"copy_update", "copy_delete", "copy_move":
+			if pol.Visible(p).Contains(matrixSpace(w, c.Column).GroupID()) {
+				return "visible across organizations"
+			}
+			return "404"
+		case "list_agents_all", "list_teams_all":
+			if pol.Admin(p).Effect != access.Allow {
+				return "403"
+			}
+		}
 		return accesstest.Undecided
 	}
 	switch c.Operation {
@@ -129,7 +160,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		case "share", "unshare":
 			d = pol.Share(p, a)
 		case "compact", "reflect": // what they write goes to the agent's private space
-			d = pol.Write(p, a.ID, graph.PrivateSpace(a.ID))
+			d = pol.Write(p, a.ID, graph.DefaultOrg.Private(a.ID))
 		}
 		return effect(d)
 	}
@@ -138,14 +169,14 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		// A private memory of the principal's agent, moved into the team by a request
 		// resolved before the team was dissolved: the policy judges it on the world's
 		// facts.
-		private := graph.PrivateSpace(own)
+		private := graph.DefaultOrg.Private(own)
 		if !pol.Visible(p).Contains(private.GroupID()) {
 			return "404"
 		}
 		if d := pol.Modify(p, private); d.Effect != access.Allow {
 			return effect(d)
 		}
-		if pol.Write(p, own, graph.TeamSpace(c.Column)).Effect != access.Allow {
+		if pol.Write(p, own, graph.DefaultOrg.Team(c.Column)).Effect != access.Allow {
 			return "403" // confined: a move is never redirected
 		}
 		return accesstest.Undecided // allowed, into a team that is gone: the store's 404
@@ -159,7 +190,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 			return effect(d)
 		}
 		agent := m.SeedAgent(m.CopySource) // the copy keeps its original's agent
-		if pol.Write(p, agent, graph.PrivateSpace(agent)).Effect != access.Allow {
+		if pol.Write(p, agent, graph.DefaultOrg.Private(agent)).Effect != access.Allow {
 			return "403"
 		}
 		return accesstest.Undecided // a promoted copy never moves: the service's rule
@@ -186,7 +217,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	switch c.Operation {
 	case "create", "create_over_quota", "create_fact": // a direct fact is a memory that records it
 		d := pol.Write(p, agent, s)
-		if d.Effect == access.Confine && d.Space != graph.PrivateSpace(agent) {
+		if d.Effect == access.Confine && d.Space != graph.DefaultOrg.Private(agent) {
 			return "confined to " + d.Space.GroupID()
 		}
 		if d.Effect == access.Allow && d.Space != s {
@@ -229,9 +260,9 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 			return accesstest.Undecided // its memory is a promoted copy, which the service never moves
 		}
 		seed := m.SeedAgent(c.Column)
-		to := graph.PrivateSpace(seed)
+		to := graph.DefaultOrg.Private(seed)
 		if s == to {
-			to = graph.PublicSpace(seed)
+			to = graph.DefaultOrg.Public(seed)
 		}
 		if d := pol.Write(p, seed, to); d.Effect != access.Allow {
 			return "403" // only the creator moves a memory, and only where it may write
@@ -245,9 +276,9 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		}
 		return "allow"
 	case "promote":
-		return effect(pol.Promote(p, s, graph.GlobalSpace))
+		return effect(pol.Promote(p, s, graph.DefaultOrg.Global()))
 	case "promote_team":
-		return effect(pol.Promote(p, s, graph.TeamSpace(m.PromoteToTeam)))
+		return effect(pol.Promote(p, s, graph.DefaultOrg.Team(m.PromoteToTeam)))
 	}
 	return "unknown operation " + c.Operation
 }
@@ -286,8 +317,8 @@ func TestPolicy_NeverSystem(t *testing.T) {
 	for name, d := range map[string]access.Decision{
 		"write":               pol.Write(everything, "system", sys),
 		"delete":              pol.Modify(everything, sys),
-		"promote":             pol.Promote(everything, graph.GlobalSpace, sys),
-		"promote from system": pol.Promote(everything, sys, graph.GlobalSpace),
+		"promote":             pol.Promote(everything, graph.DefaultOrg.Global(), sys),
+		"promote from system": pol.Promote(everything, sys, graph.DefaultOrg.Global()),
 	} {
 		if d.Effect != access.Deny || d.Reason == "" {
 			t.Errorf("%s to system = %+v, want a denial with a reason", name, d)
@@ -298,14 +329,14 @@ func TestPolicy_NeverSystem(t *testing.T) {
 func TestPolicy_AllPublicModel(t *testing.T) {
 	pol := access.Policy{AllowPrivate: false}
 	owner := access.NewPrincipal("alice", hostOf("trusted"), graph.PrincipalFacts{Owns: []string{"a"}})
-	if d := pol.Write(owner, "a", graph.PrivateSpace("a")); d.Effect != access.Deny {
+	if d := pol.Write(owner, "a", graph.DefaultOrg.Private("a")); d.Effect != access.Deny {
 		t.Errorf("private write with allow_private=false = %+v, want deny", d)
 	}
-	if d := pol.Write(owner, "a", graph.PublicSpace("a")); d.Effect != access.Allow {
+	if d := pol.Write(owner, "a", graph.DefaultOrg.Public("a")); d.Effect != access.Allow {
 		t.Errorf("public write = %+v, want allow", d)
 	}
 	confined := access.NewPrincipal("alice", hostOf("confined"), graph.PrincipalFacts{Owns: []string{"a"}})
-	if d := pol.Write(confined, "a", graph.TeamSpace("x")); d.Effect != access.Deny {
+	if d := pol.Write(confined, "a", graph.DefaultOrg.Team("x")); d.Effect != access.Deny {
 		t.Errorf("confined team write with allow_private=false = %+v, want deny (nowhere private to land)", d)
 	}
 }

@@ -19,15 +19,38 @@ import (
 // redirected to the agent's private space (see Authorizer). A host names only the
 // requesters its binding lists (MayName).
 type Host struct {
-	Name    string `json:"name"`
-	Trusted bool   `json:"trusted"`
-	Admin   bool   `json:"admin"`
+	// Org is the organization of every requester the host names; for a platform
+	// host, the one the request names.
+	Org     graph.Org `json:"org,omitempty"`
+	Name    string    `json:"name"`
+	Trusted bool      `json:"trusted"`
+	Admin   bool      `json:"admin"`
 	// Requesters are the X-Requester-Id values the host may send: exact ids, prefixes
 	// ending in * ("app1-*"), or * for any.
 	Requesters []string `json:"requesters"`
+	// Platform hosts are admin hosts that may act in any organization: each request
+	// names it (X-Requester-Org).
+	Platform bool `json:"platform,omitempty"`
 	// Subject is the requester a verified JWT names: the request's requester when it
 	// sends no X-Requester-Id. Empty for host keys.
 	Subject string `json:"-"`
+}
+
+// InOrg returns the host acting in org for one request: a platform host may name any
+// organization, any other host only its own (naming another is EFORBIDDEN). An empty
+// name keeps the host's own.
+func (h Host) InOrg(name string) (Host, error) {
+	if name == "" || graph.Org(name) == h.Org {
+		return h, nil
+	}
+	if !h.Platform {
+		return Host{}, graph.Errorf(graph.EFORBIDDEN, "only a platform key may name an organization other than its own")
+	}
+	if err := graph.CheckOrg("X-Requester-Org", name); err != nil {
+		return Host{}, err
+	}
+	h.Org = graph.Org(name)
+	return h, nil
 }
 
 // MayName reports whether the host's binding lets it act for requester.
@@ -49,13 +72,16 @@ var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string
 // configuration gives it (auth.keys): only the hex SHA-256 of the key, never the key
 // itself. Requesters binds the key to the X-Requester-Id values it may send: ids,
 // prefixes ending in * ("app1-*"), or *. Without it a trusted key may name anyone and
-// a confined key no one.
+// a confined key no one. Org is the organization of the requesters the key names;
+// Platform (admin keys only) lets it act in any organization a request names.
 type KeySpec struct {
 	Name       string   `yaml:"name"`
 	SHA256     string   `yaml:"sha256"`
 	Trusted    bool     `yaml:"trusted"`
 	Admin      bool     `yaml:"admin"`
 	Requesters []string `yaml:"requesters"`
+	Org        string   `yaml:"org"` // empty: the implicit organization
+	Platform   bool     `yaml:"platform"`
 }
 
 // KeyProblem is one thing wrong with a host key of a list: Field is name, sha256 or
@@ -93,6 +119,14 @@ func CheckKeys(specs []KeySpec) []KeyProblem {
 			add(i, "sha256", "the same key is configured twice")
 		}
 		hashes[hash] = true
+		if s.Org != "" {
+			if err := graph.CheckOrg("org", s.Org); err != nil {
+				add(i, "org", "%q is not an organization name (^[a-z0-9][a-z0-9-]{0,30}$)", s.Org)
+			}
+		}
+		if s.Platform && !s.Admin {
+			add(i, "platform", "a platform key must be an admin key")
+		}
 		for j, r := range s.Requesters {
 			if err := CheckBinding(r); err != nil {
 				add(i, fmt.Sprintf("requesters[%d]", j), "%v", err)
@@ -113,9 +147,10 @@ func CheckBinding(pattern string) error {
 }
 
 // TokenVerifier checks an end user's bearer token (a JWT of the configured identity
-// provider) and returns the requester it names, or EUNAUTHENTICATED.
+// provider) and returns the requester it names and its organization, or
+// EUNAUTHENTICATED.
 type TokenVerifier interface {
-	Verify(ctx context.Context, token string) (requester string, err error)
+	Verify(ctx context.Context, token string) (requester string, org graph.Org, err error)
 }
 
 // Keyring authenticates host keys, and end users' JWTs when it has a TokenVerifier.
@@ -140,8 +175,8 @@ func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
 			requesters = []string{"*"}
 		}
 		k.hashes = append(k.hashes, h)
-		k.hosts = append(k.hosts, Host{Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,
-			Requesters: append([]string{}, requesters...)})
+		k.hosts = append(k.hosts, Host{Org: graph.Org(s.Org), Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,
+			Platform: s.Platform, Requesters: append([]string{}, requesters...)})
 	}
 	return k, nil
 }
@@ -177,11 +212,11 @@ func (k *Keyring) Authenticate(ctx context.Context, bearer string) (Host, error)
 		return k.hosts[found], nil
 	}
 	if k.tokens != nil && strings.Count(bearer, ".") == 2 {
-		requester, err := k.tokens.Verify(ctx, bearer)
+		requester, org, err := k.tokens.Verify(ctx, bearer)
 		if err != nil {
 			return Host{}, err
 		}
-		return Host{Name: jwtHostPrefix + requester, Requesters: []string{requester}, Subject: requester}, nil
+		return Host{Org: org, Name: jwtHostPrefix + org.Prefix() + requester, Requesters: []string{requester}, Subject: requester}, nil
 	}
 	return Host{}, graph.Errorf(graph.EUNAUTHENTICATED, "unknown host key")
 }

@@ -128,6 +128,9 @@ func TestCheckKeys(t *testing.T) {
 		{"bad hash", []access.KeySpec{{Name: "a", SHA256: "abc"}}, []string{"0.sha256"}},
 		{"hash twice, other case", []access.KeySpec{ok("a"), {Name: "b", SHA256: strings.ToUpper(access.HashKey("a"))}}, []string{"1.sha256"}},
 		{"bad binding", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Requesters: []string{"bob", "Al ice"}}}, []string{"0.requesters[1]"}},
+		{"orgs", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Org: "acme"}, {Name: "b", SHA256: access.HashKey("b"), Org: "acme", Admin: true, Platform: true}}, nil},
+		{"bad org", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Org: "ac_me"}}, []string{"0.org"}},
+		{"platform, not admin", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Platform: true}}, []string{"0.platform"}},
 	} {
 		var got []string
 		for _, p := range access.CheckKeys(c.keys) {
@@ -142,21 +145,51 @@ func TestCheckKeys(t *testing.T) {
 	}
 }
 
-// verifier stands for the identity provider (access/idp is tested on its own).
+// TestHost_InOrg: a platform host acts in the organization a request names; any other
+// host only in its own, and naming another is refused.
+func TestHost_InOrg(t *testing.T) {
+	acme := access.Host{Org: "acme", Name: "acme-app", Trusted: true}
+	platform := access.Host{Name: "ops", Trusted: true, Admin: true, Platform: true}
+	for _, c := range []struct {
+		host    access.Host
+		name    string
+		wantOrg graph.Org
+		code    string
+	}{
+		{acme, "", "acme", ""},
+		{acme, "acme", "acme", ""},
+		{acme, "globex", "", graph.EFORBIDDEN},
+		{access.Host{Name: "plain", Trusted: true, Admin: true}, "acme", "", graph.EFORBIDDEN},
+		{platform, "", graph.DefaultOrg, ""},
+		{platform, "globex", "globex", ""},
+		{platform, "Glo_bex", "", graph.EINVALID},
+	} {
+		got, err := c.host.InOrg(c.name)
+		if graph.ErrorCode(err) != c.code || (err == nil && got.Org != c.wantOrg) {
+			t.Errorf("%s.InOrg(%q) = %+v, %v; want org %q, code %q", c.host.Name, c.name, got, err, c.wantOrg, c.code)
+		}
+	}
+}
+
+// verifier stands for the identity provider (access/idp is tested on its own): a
+// token names "requester" or "org/requester".
 type verifier map[string]string
 
-func (v verifier) Verify(_ context.Context, token string) (string, error) {
+func (v verifier) Verify(_ context.Context, token string) (string, graph.Org, error) {
 	if r, ok := v[token]; ok {
-		return r, nil
+		if org, requester, ok := strings.Cut(r, "/"); ok {
+			return requester, graph.Org(org), nil
+		}
+		return r, graph.DefaultOrg, nil
 	}
-	return "", graph.Errorf(graph.EUNAUTHENTICATED, "invalid token")
+	return "", "", graph.Errorf(graph.EUNAUTHENTICATED, "invalid token")
 }
 
 // TestKeyring_JWT: a bearer that is no host key but a JWT is verified; a valid one is
 // a confined, non-admin host bound to its one requester; a host key still wins.
 func TestKeyring_JWT(t *testing.T) {
 	ring, err := access.NewKeyring([]access.KeySpec{{Name: "ops", SHA256: access.HashKey("k.ops.x"), Trusted: true, Admin: true}},
-		verifier{"h.alice.s": "alice"})
+		verifier{"h.alice.s": "alice", "h.acme-alice.s": "acme/alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +200,13 @@ func TestKeyring_JWT(t *testing.T) {
 	want := access.Host{Name: "jwt:alice", Requesters: []string{"alice"}, Subject: "alice"}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Authenticate(JWT) = %+v, %v; want %+v", got, err, want)
+	}
+	// The same requester of another organization is another host: its own rate limit
+	// and audit trail, its own organization.
+	got, err = ring.Authenticate(context.Background(), "h.acme-alice.s")
+	want = access.Host{Org: "acme", Name: "jwt:org-acme_alice", Requesters: []string{"alice"}, Subject: "alice"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Authenticate(JWT of acme) = %+v, %v; want %+v", got, err, want)
 	}
 	if got, err := ring.Authenticate(context.Background(), "k.ops.x"); err != nil || got.Name != "ops" {
 		t.Fatalf("a host key with dots: %+v, %v", got, err)

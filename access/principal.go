@@ -10,6 +10,7 @@ import (
 // the store knows about it, and the host it came through. It is resolved once per
 // request and fixed for the rest of it.
 type Principal struct {
+	Org        graph.Org // the host's: every space, agent and team it is judged against is of it
 	ID         string
 	Host       Host
 	Teams      map[string]graph.Role
@@ -22,7 +23,7 @@ type Principal struct {
 
 // NewPrincipal builds a principal from the store's facts.
 func NewPrincipal(id string, host Host, f graph.PrincipalFacts) Principal {
-	p := Principal{ID: id, Host: host, Teams: map[string]graph.Role{}, Promoter: f.Promoter,
+	p := Principal{Org: host.Org, ID: id, Host: host, Teams: map[string]graph.Role{}, Promoter: f.Promoter,
 		Owns: map[string]bool{}, SharedWith: map[string]bool{}, ExpiredShares: map[string]bool{}}
 	for team, role := range f.Teams {
 		if graph.ValidID(team) && (role == graph.RoleReader || role == graph.RoleWriter) {

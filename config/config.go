@@ -96,6 +96,7 @@ type JWT struct {
 	Refresh         time.Duration `yaml:"refresh"`
 	Claim           string        `yaml:"claim"`            // the claim holding the requester id
 	RequesterPrefix string        `yaml:"requester_prefix"` // put before it, e.g. "sso-"
+	OrgClaim        string        `yaml:"org_claim"`        // the claim holding the user's organization; empty: the implicit one
 }
 
 // Enabled reports whether end users' JWTs are accepted.
@@ -218,6 +219,7 @@ var defaults = map[string]any{
 	"auth.jwt.refresh":                       "1h",
 	"auth.jwt.claim":                         "sub",
 	"auth.jwt.requester_prefix":              "",
+	"auth.jwt.org_claim":                     "",
 	"llm.provider":                           "",
 	"llm.base_url":                           "",
 	"llm.api_key":                            "",

@@ -8,15 +8,15 @@
 // write was judged against (ep.authorized_at: when the requester was resolved): an
 // agent or team created since, with the same id after an erasure or a dissolution,
 // is not, and the row is dropped too.
-  OPTIONAL MATCH (a:Agent {id: ep.holder})
+  OPTIONAL MATCH (a:Agent {org: ep.org, id: ep.holder})
   SET a._lock = true
   REMOVE a._lock
   WITH ep, a
-  OPTIONAL MATCH (t:Team {name: ep.team})
+  OPTIONAL MATCH (t:Team {org: ep.org, name: ep.team})
   SET t._lock = true
   REMOVE t._lock
   WITH ep, t
-  WHERE (ep.holder IS NULL OR EXISTS { MATCH (x:Agent {id: ep.holder})
+  WHERE (ep.holder IS NULL OR EXISTS { MATCH (x:Agent {org: ep.org, id: ep.holder})
           WHERE ep.authorized_at IS NULL OR x.created_at IS NULL OR x.created_at <= ep.authorized_at })
-    AND (ep.team IS NULL OR EXISTS { MATCH (x:Team {name: ep.team})
+    AND (ep.team IS NULL OR EXISTS { MATCH (x:Team {org: ep.org, name: ep.team})
           WHERE ep.authorized_at IS NULL OR x.created_at IS NULL OR x.created_at <= ep.authorized_at })

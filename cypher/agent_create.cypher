@@ -1,1 +1,1 @@
-CREATE (a:Agent {id: $id, owner_id: $owner_id, created_at: $created_at})
+CREATE (a:Agent {org: $org, id: $id, owner_id: $owner_id, created_at: $created_at})

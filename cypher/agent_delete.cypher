@@ -1,15 +1,16 @@
 // Erase an agent and both of its spaces: every episode and its versions, entity,
 // fact, mention and conflict. What the agent wrote elsewhere (a team's, the global or
-// its owner's shared space) stays there, its agent_id kept as a record, but is no
+// its owner's shared space, all of its organization) stays there, its agent_id kept as a record, but is no
 // longer its agent's own: content_agent '' (in its versions too), so it never goes
 // back to an agent, one created later with this id included.
 // Runs after agent_erase_lock in one transaction, and reads the spaces again under
 // its locks.
-MATCH (a:Agent {id: $id})
+MATCH (a:Agent {org: $org, id: $id})
 WHERE a.owner_id = $expected_owner
 CALL (a) {
   MATCH (x:Episodic {agent_id: a.id})
   WHERE NOT x.group_id IN $group_ids
+    AND CASE $org_prefix WHEN '' THEN NOT x.group_id STARTS WITH 'org-' ELSE x.group_id STARTS WITH $org_prefix END
   OPTIONAL MATCH (x)-[:HAS_VERSION]->(v:MemoryVersion)
   SET v.content_agent = ''
   WITH DISTINCT x

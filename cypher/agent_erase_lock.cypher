@@ -7,7 +7,7 @@
 // the spaces (episode_create), and a save that holds an episode (episode_lease_check)
 // is waited for: agent_delete reads the spaces afresh and finds all it wrote, and a
 // save that comes later finds its episode gone and writes nothing.
-MATCH (a:Agent {id: $id})
+MATCH (a:Agent {org: $org, id: $id})
 WHERE a.owner_id = $expected_owner
 REMOVE a.id
 SET a.id = $id

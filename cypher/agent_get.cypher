@@ -1,3 +1,3 @@
 // An agent with its share grants, the lapsed ones too (expired).
-MATCH (a:Agent {id: $id})
+MATCH (a:Agent {org: $org, id: $id})
 RETURN a, {{agent_shares}} AS shares

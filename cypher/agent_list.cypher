@@ -7,13 +7,13 @@
 // cursor is the last row of the previous page.
 CALL {
   WITH $all AS all WHERE all
-  MATCH (a:Agent) RETURN a
+  MATCH (a:Agent {org: $org}) RETURN a
   UNION
-  MATCH (a:Agent {owner_id: $owner}) RETURN a
+  MATCH (a:Agent {org: $org, owner_id: $owner}) RETURN a
   UNION
-  MATCH (a:Agent {owner_id: $mine}) RETURN a
+  MATCH (a:Agent {org: $org, owner_id: $mine}) RETURN a
   UNION
-  MATCH (a:Agent)-[g:SHARED_WITH]->(:Principal {id: $mine})
+  MATCH (a:Agent)-[g:SHARED_WITH]->(:Principal {org: $org, id: $mine})
   WHERE g.expires_at IS NULL OR g.expires_at > datetime()
   RETURN a
 }
@@ -22,6 +22,6 @@ WHERE $cursor_at IS NULL OR at < $cursor_at OR (at = $cursor_at AND a.id < $curs
 WITH a, at ORDER BY at DESC, a.id DESC
 LIMIT $limit
 RETURN a, at, a.owner_id = $requester AS owns,
-       EXISTS { MATCH (a)-[g:SHARED_WITH]->(:Principal {id: $requester})
+       EXISTS { MATCH (a)-[g:SHARED_WITH]->(:Principal {org: $org, id: $requester})
                 WHERE g.expires_at IS NULL OR g.expires_at > datetime() } AS shared,
        {{agent_shares}} AS shares

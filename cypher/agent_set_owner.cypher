@@ -1,5 +1,5 @@
 // A new owner starts with no shares: grants were the previous owner's to make.
-MATCH (a:Agent {id: $id})
+MATCH (a:Agent {org: $org, id: $id})
 WHERE a.owner_id = $expected_owner
 SET a.owner_id = $owner_id
 WITH a

@@ -1,4 +1,4 @@
-// An audit event lives in the system space, which no memory query reads.
+// An audit event lives in its organization's system space, which no memory query reads.
 CREATE (a:AuditEvent {id: $id, kind: $kind, at: $at, actor: $actor, subject: $subject,
                       host_key: $host_key, space: $space, reason: $reason, request_id: $request_id,
-                      group_id: 'system'})
+                      group_id: $group_id})

@@ -1,6 +1,7 @@
-// Audit events, newest first, filtered; admins only.
+// The audit events of one organization (its system space), newest first, filtered;
+// its admins only.
 MATCH (a:AuditEvent)
-WHERE a.group_id = 'system'
+WHERE a.group_id = $group_id
   AND ($kind IS NULL OR a.kind = $kind)
   AND ($actor IS NULL OR a.actor = $actor)
   AND ($subject IS NULL OR a.subject = $subject)

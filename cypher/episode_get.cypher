@@ -2,6 +2,6 @@
 // expired (an expired memory is gone for every reader from its expires_at on, before
 // the sweeper erases it).
 MATCH (e:Episodic {uuid: $uuid})
-WHERE (e.group_id IN $group_ids OR ($any_agent_public AND e.group_id STARTS WITH 'agent-' AND e.group_id ENDS WITH '-public'))
+WHERE (e.group_id IN $group_ids OR ($any_agent_public AND e.group_id STARTS WITH $public_prefix AND e.group_id ENDS WITH '-public'))
   AND (e.expires_at IS NULL OR e.expires_at > datetime())
 RETURN e

@@ -1,2 +1,2 @@
-MERGE (p:Principal {id: $id})
+MERGE (p:Principal {org: $org, id: $id})
 SET p.promoter = $promoter

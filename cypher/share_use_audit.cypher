@@ -5,13 +5,13 @@
 // An audited grant is not locked again; an unaudited one is locked first (SET _lock),
 // then read again by a new MATCH, which sees another reader's mark once that one has
 // committed (share_lapse).
-MATCH (:Agent {id: $agent})-[s:SHARED_WITH]->(:Principal {id: $principal})
+MATCH (:Agent {org: $org, id: $agent})-[s:SHARED_WITH]->(:Principal {org: $org, id: $principal})
 WHERE s.expires_at <= datetime() AND (s.use_audited IS NULL OR s.use_audited <> s.expires_at)
 SET s._lock = true
 REMOVE s._lock
 WITH count(*) AS locked
 WHERE locked > 0
-MATCH (:Agent {id: $agent})-[s:SHARED_WITH]->(:Principal {id: $principal})
+MATCH (:Agent {org: $org, id: $agent})-[s:SHARED_WITH]->(:Principal {org: $org, id: $principal})
 WHERE s.expires_at <= datetime() AND (s.use_audited IS NULL OR s.use_audited <> s.expires_at)
 SET s.use_audited = s.expires_at
 RETURN s.expires_at AS expires_at

@@ -1,1 +1,1 @@
-CREATE (t:Team {name: $name, created_at: $created_at, owner_id: $owner_id})
+CREATE (t:Team {org: $org, name: $name, created_at: $created_at, owner_id: $owner_id})

@@ -38,6 +38,6 @@ CALL () {
   WHERE c.group_id = $group_id
   DETACH DELETE c
 }
-MATCH (t:Team {name: $name})
+MATCH (t:Team {org: $org, name: $name})
 DETACH DELETE t
 RETURN count(*) AS deleted

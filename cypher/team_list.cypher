@@ -5,14 +5,14 @@
 // asked. The cursor is the last row of the previous page.
 CALL {
   WITH $all AS all WHERE all
-  MATCH (t:Team) RETURN t
+  MATCH (t:Team {org: $org}) RETURN t
   UNION
-  MATCH (:Principal {id: $mine})-[:MEMBER_OF]->(t:Team) RETURN t
+  MATCH (:Principal {org: $org, id: $mine})-[:MEMBER_OF]->(t:Team) RETURN t
   UNION
-  MATCH (t:Team {owner_id: $mine}) RETURN t
+  MATCH (t:Team {org: $org, owner_id: $mine}) RETURN t
 }
 WITH t, coalesce(t.created_at, datetime({epochMillis: 0})) AS at
 WHERE $cursor_at IS NULL OR at < $cursor_at OR (at = $cursor_at AND t.name < $cursor_uuid)
 WITH t, at ORDER BY at DESC, t.name DESC
 LIMIT $limit
-RETURN t, at, COLLECT { MATCH (:Principal {id: $requester})-[m:MEMBER_OF]->(t) RETURN m.role }[0] AS role
+RETURN t, at, COLLECT { MATCH (:Principal {org: $org, id: $requester})-[m:MEMBER_OF]->(t) RETURN m.role }[0] AS role

@@ -2,7 +2,7 @@
 // ids' index entries (as agent_erase_lock does for an agent's spaces), for the rest
 // of the transaction: a move out of the space that began first is waited for, and
 // team_memories, run next, reads the space as it then is.
-MATCH (t:Team {name: $name})
+MATCH (t:Team {org: $org, name: $name})
 SET t._lock = true
 REMOVE t._lock
 WITH t

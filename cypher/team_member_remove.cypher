@@ -1,4 +1,4 @@
-MATCH (t:Team {name: $team})
-OPTIONAL MATCH (:Principal {id: $principal})-[m:MEMBER_OF]->(t)
+MATCH (t:Team {org: $org, name: $team})
+OPTIONAL MATCH (:Principal {org: $org, id: $principal})-[m:MEMBER_OF]->(t)
 DELETE m
 RETURN DISTINCT t.name AS name

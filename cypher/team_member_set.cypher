@@ -1,5 +1,5 @@
-MATCH (t:Team {name: $team})
-MERGE (p:Principal {id: $principal})
+MATCH (t:Team {org: $org, name: $team})
+MERGE (p:Principal {org: $org, id: $principal})
 ON CREATE SET p.promoter = false
 MERGE (p)-[m:MEMBER_OF]->(t)
 SET m.role = $role

@@ -5,6 +5,6 @@
 // erased.
 MATCH (e:Episodic)
 WHERE e.group_id = $group_id
-OPTIONAL MATCH (a:Agent {id: e.content_agent})
+OPTIONAL MATCH (a:Agent {org: $org, id: e.content_agent})
 WHERE e.agent_id = e.content_agent AND a.created_at <= e.created_at
 RETURN a.id AS agent, collect(e.uuid) AS memories

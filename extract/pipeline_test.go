@@ -102,7 +102,7 @@ func (p *pipe) agent(id string) {
 	if id == "" || p.agents[id] {
 		return
 	}
-	err := p.db.CreateAgent(context.Background(), &graph.Agent{ID: id, OwnerID: "owner-" + p.scope, CreatedAt: time.Now()}, nil)
+	err := p.db.CreateAgent(context.Background(), graph.DefaultOrg, &graph.Agent{ID: id, OwnerID: "owner-" + p.scope, CreatedAt: time.Now()}, nil)
 	if err != nil && graph.ErrorCode(err) != graph.ECONFLICT {
 		p.t.Fatal(err)
 	}
@@ -646,7 +646,7 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 	p.start(p.runner(4, 3))
 	ctx := context.Background()
 	id := strings.TrimPrefix(p.scope, "agent-") + "r1"
-	groups := []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}
+	groups := []string{graph.DefaultOrg.Private(id).GroupID(), graph.DefaultOrg.Public(id).GroupID()}
 	texts := make([]string, 10)
 	for i := range texts {
 		texts[i] = p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Person%d", i+1))
@@ -655,7 +655,7 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 		RETURN count(n) + COUNT { MATCH ()-[r]->() WHERE r.group_id IN $groups }`
 	for round := 0; round < eraseRounds; round++ {
 		owner := fmt.Sprintf("owner%d-%s", round, p.scope)
-		if err := p.db.CreateAgent(ctx, &graph.Agent{ID: id, OwnerID: owner, CreatedAt: time.Now().UTC()}, nil); err != nil {
+		if err := p.db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: id, OwnerID: owner, CreatedAt: time.Now().UTC()}, nil); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		var eps []*graph.Episode
@@ -691,7 +691,7 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 				break
 			}
 		}
-		if _, err := p.db.DeleteAgent(ctx, id, owner, nil); err != nil {
+		if _, err := p.db.DeleteAgent(ctx, graph.DefaultOrg, id, owner, nil); err != nil {
 			t.Fatalf("round %d: erase: %v", round, err)
 		}
 		close(stop)

@@ -26,9 +26,10 @@ const (
 	AuditConflictResolved  = "conflict_resolved"  // a conflict held for review resolved: keep old, new or both
 )
 
-// AuditEvent is an :AuditEvent node in the system space. It never holds memory
+// AuditEvent is an :AuditEvent node in its organization's system space. It never holds memory
 // content, query text or secrets.
 type AuditEvent struct {
+	Org       Org       `json:"-"` // whose system space holds it
 	ID        string    `json:"id"`
 	Kind      string    `json:"kind"`
 	At        time.Time `json:"at"`
@@ -42,6 +43,7 @@ type AuditEvent struct {
 
 // AuditFilter selects audit events; empty fields match everything.
 type AuditFilter struct {
+	Org     Org // the organization whose events are listed
 	Subject string
 	Actor   string
 	Kind    string

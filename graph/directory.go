@@ -60,6 +60,7 @@ const (
 // All (and no Owner) every agent. Who may ask for All or Owner is the service's
 // decision (admin hosts).
 type AgentQuery struct {
+	Org       Org
 	Requester string // whose relation each agent is listed with
 	Owner     string
 	All       bool
@@ -83,6 +84,7 @@ type AgentPage struct {
 // TeamQuery selects the teams to list: those Requester is a member or the owner of,
 // or with All every team (the service decides who may).
 type TeamQuery struct {
+	Org       Org
 	Requester string
 	All       bool
 	Page      PageRequest
@@ -125,45 +127,47 @@ type PrincipalFacts struct {
 }
 
 // Directory stores agents, teams and grants. Each change is written in one
-// transaction together with its audit event.
+// transaction together with its audit event. Every call is about one organization:
+// ids name agents, teams and requesters within it, and nothing of another is read or
+// changed.
 type Directory interface {
 	// ResolvePrincipal returns the facts about id; an unknown id has none.
-	ResolvePrincipal(ctx context.Context, id string) (PrincipalFacts, error)
+	ResolvePrincipal(ctx context.Context, org Org, id string) (PrincipalFacts, error)
 
 	// CreateAgent returns ECONFLICT if the id exists.
-	CreateAgent(ctx context.Context, a *Agent, ev *AuditEvent) error
+	CreateAgent(ctx context.Context, org Org, a *Agent, ev *AuditEvent) error
 	// GetAgent returns ENOTFOUND if the agent does not exist.
-	GetAgent(ctx context.Context, id string) (*Agent, error)
+	GetAgent(ctx context.Context, org Org, id string) (*Agent, error)
 	// ListAgents lists the agents q selects, newest first (then by id), each with its
 	// shares and q.Requester's relation to it. EINVALID for a cursor it did not issue.
 	ListAgents(ctx context.Context, q AgentQuery) (AgentPage, error)
 	// SetOwner gives the agent to owner if its owner is still expectedOwner (the one
 	// the decision was made on); ECONFLICT otherwise.
-	SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *AuditEvent) error
+	SetOwner(ctx context.Context, org Org, id, expectedOwner, owner string, ev *AuditEvent) error
 	// DeleteAgent erases the agent and every node and edge of its spaces, versions
 	// included, if its owner is still expectedOwner, and returns the number of
 	// episodes removed; ECONFLICT otherwise. What the agent wrote in other spaces
 	// (teams, global, its owner's shared space) stays there, no longer its agent's
 	// own (ContentAgent ""): it never goes back to an agent, one created later with
 	// the same id included.
-	DeleteAgent(ctx context.Context, id, expectedOwner string, ev *AuditEvent) (int, error)
+	DeleteAgent(ctx context.Context, org Org, id, expectedOwner string, ev *AuditEvent) (int, error)
 	// SetShare grants (or revokes) principal read access to the agent's private space,
 	// until expiresAt when it is not nil.
-	SetShare(ctx context.Context, agent, principal string, granted bool, expiresAt *time.Time, ev *AuditEvent) error
+	SetShare(ctx context.Context, org Org, agent, principal string, granted bool, expiresAt *time.Time, ev *AuditEvent) error
 	// LapseShares audits up to limit grants whose expires_at has passed, each once
 	// however many processes sweep, with the event audit returns; returns how many.
-	LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)
+	LapseShares(ctx context.Context, limit int, audit func(org Org, agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)
 	// AuditExpiredShareUse records ev, a read by principal about agent after
 	// principal's grant of its private space lapsed, if it is the first such read of
 	// that lapse, once however many processes serve reads; reports whether it did. A
 	// grant renewed and lapsed again is a new lapse.
-	AuditExpiredShareUse(ctx context.Context, agent, principal string, ev *AuditEvent) (bool, error)
+	AuditExpiredShareUse(ctx context.Context, org Org, agent, principal string, ev *AuditEvent) (bool, error)
 
 	// CreateTeam returns ECONFLICT if the team exists.
-	CreateTeam(ctx context.Context, name, owner string, ev *AuditEvent) error
+	CreateTeam(ctx context.Context, org Org, name, owner string, ev *AuditEvent) error
 	// TeamMemories counts what dissolving team would move (DissolveTeam's answer,
 	// without the change).
-	TeamMemories(ctx context.Context, team string) (Dissolution, error)
+	TeamMemories(ctx context.Context, org Org, team string) (Dissolution, error)
 	// DissolveTeam deletes team and its memberships and empties its space, in one
 	// transaction with the event audit returns: each memory whose current content its
 	// agent's owner wrote goes back to that agent's private space, queued for
@@ -172,15 +176,15 @@ type Directory interface {
 	// its memories' are held throughout, so a write or a move to its space either
 	// lands before and is dissolved with it, or finds the team gone. ENOTFOUND if the
 	// team does not exist.
-	DissolveTeam(ctx context.Context, team string, audit func(Dissolution) *AuditEvent) (Dissolution, error)
+	DissolveTeam(ctx context.Context, org Org, team string, audit func(Dissolution) *AuditEvent) (Dissolution, error)
 	// GetTeam returns ENOTFOUND if the team does not exist.
-	GetTeam(ctx context.Context, name string) (*Team, error)
+	GetTeam(ctx context.Context, org Org, name string) (*Team, error)
 	// ListTeams lists the teams q selects, newest first (then by name), each with
 	// q.Requester's role in it. EINVALID for a cursor it did not issue.
 	ListTeams(ctx context.Context, q TeamQuery) (TeamPage, error)
 	// SetMember sets principal's role in team; an empty role removes the membership.
 	// ENOTFOUND if the team does not exist.
-	SetMember(ctx context.Context, team, principal string, role Role, ev *AuditEvent) error
+	SetMember(ctx context.Context, org Org, team, principal string, role Role, ev *AuditEvent) error
 	// SetPromoter grants or revokes the promoter role.
-	SetPromoter(ctx context.Context, principal string, promoter bool, ev *AuditEvent) error
+	SetPromoter(ctx context.Context, org Org, principal string, promoter bool, ev *AuditEvent) error
 }

@@ -107,10 +107,16 @@ func (e *Episode) Space() Space {
 // filter".
 type Visible struct {
 	GroupIDs []string
-	// AnyAgentPublic adds every agent's public space, which every authenticated
-	// requester may read; it is set for reads by id, where the agent is not named.
+	// AnyAgentPublic adds the public space of every agent of Org, which every
+	// requester of the organization may read; it is set for reads by id, where the
+	// agent is not named.
 	AnyAgentPublic bool
+	Org            Org
 }
+
+// PublicPrefix is what the group_ids AnyAgentPublic adds start with (they end with
+// "-public").
+func (v Visible) PublicPrefix() string { return v.Org.Prefix() + "agent-" }
 
 // Contains reports whether groupID is in the set.
 func (v Visible) Contains(groupID string) bool {
@@ -121,7 +127,7 @@ func (v Visible) Contains(groupID string) bool {
 	}
 	if v.AnyAgentPublic {
 		s, ok := ParseGroupID(groupID)
-		return ok && s.Kind == SpacePublic
+		return ok && s.Kind == SpacePublic && s.Org == v.Org
 	}
 	return false
 }

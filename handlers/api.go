@@ -22,16 +22,22 @@ type api struct {
 
 const callKey = "memgate.call"
 
-// requester resolves X-Requester-Id into the request's principal, once. A request that
-// names more than one is refused: a proxy that appends the header must not make the
-// service pick one.
+// requester resolves X-Requester-Id (and X-Requester-Org, a platform host's choice of
+// organization) into the request's principal, once. A request that names more than
+// one of either is refused: a proxy that appends the header must not make the service
+// pick one.
 func (a *api) requester(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		names := c.Request().Header.Values("X-Requester-Id")
 		if len(names) > 1 || (len(names) == 1 && strings.Contains(names[0], ",")) {
 			return graph.Errorf(graph.EINVALID, "X-Requester-Id must be given once")
 		}
-		call, err := a.svc.Resolve(c.Request().Context(), hostOf(c), c.Request().Header.Get("X-Requester-Id"), requestID(c))
+		orgs := c.Request().Header.Values("X-Requester-Org")
+		if len(orgs) > 1 {
+			return graph.Errorf(graph.EINVALID, "X-Requester-Org must be given once")
+		}
+		call, err := a.svc.Resolve(c.Request().Context(), hostOf(c), c.Request().Header.Get("X-Requester-Org"),
+			c.Request().Header.Get("X-Requester-Id"), requestID(c))
 		if err != nil {
 			return err
 		}
@@ -117,9 +123,9 @@ type shareView struct {
 	Expired   bool       `json:"expired"`
 }
 
-func agentViewOf(v service.AgentView) agentView {
+func agentViewOf(org graph.Org, v service.AgentView) agentView {
 	out := agentView{ID: v.ID, CreatedAt: v.CreatedAt, OwnerID: v.OwnerID,
-		Spaces: []string{graph.PrivateSpace(v.ID).GroupID(), graph.PublicSpace(v.ID).GroupID()}}
+		Spaces: []string{org.Private(v.ID).GroupID(), org.Public(v.ID).GroupID()}}
 	if v.Shares != nil {
 		a := graph.Agent{Shares: v.Shares}
 		out.SharedWith = a.SharedWith()
@@ -139,7 +145,7 @@ func (a *api) createAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, agentViewOf(service.AgentView{ID: ag.ID, CreatedAt: ag.CreatedAt, OwnerID: ag.OwnerID}))
+	return c.JSON(http.StatusCreated, agentViewOf(callOf(c).P.Org, service.AgentView{ID: ag.ID, CreatedAt: ag.CreatedAt, OwnerID: ag.OwnerID}))
 }
 
 func (a *api) getAgent(c echo.Context) error {
@@ -147,7 +153,7 @@ func (a *api) getAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, agentViewOf(v))
+	return c.JSON(http.StatusOK, agentViewOf(callOf(c).P.Org, v))
 }
 
 func (a *api) deleteAgent(c echo.Context) error {
@@ -213,7 +219,7 @@ func (a *api) createTeam(c echo.Context) error {
 	if err := a.svc.CreateTeam(c.Request().Context(), callOf(c), req.Name, req.OwnerID); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"name": req.Name, "group_id": graph.TeamSpace(req.Name).GroupID()})
+	return c.JSON(http.StatusCreated, map[string]any{"name": req.Name, "group_id": callOf(c).P.Org.Team(req.Name).GroupID()})
 }
 
 func (a *api) getTeam(c echo.Context) error {
@@ -221,7 +227,7 @@ func (a *api) getTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"name": t.Name, "group_id": graph.TeamSpace(t.Name).GroupID(),
+	return c.JSON(http.StatusOK, map[string]any{"name": t.Name, "group_id": callOf(c).P.Org.Team(t.Name).GroupID(),
 		"created_at": t.CreatedAt, "owner_id": t.OwnerID, "members": t.Members})
 }
 

@@ -47,7 +47,7 @@ func (a *api) listAgents(c echo.Context) error {
 	}
 	out := agentPage{Items: []listedAgent{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
 	for _, l := range page.Agents {
-		out.Items = append(out.Items, listedAgent{agentView: agentViewOf(l.AgentView), Relation: l.Relation})
+		out.Items = append(out.Items, listedAgent{agentView: agentViewOf(callOf(c).P.Org, l.AgentView), Relation: l.Relation})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -87,7 +87,7 @@ func (a *api) listTeams(c echo.Context) error {
 	}
 	out := teamPage{Items: []listedTeam{}, NextCursor: page.NextCursor, HasMore: page.HasMore}
 	for _, l := range page.Teams {
-		out.Items = append(out.Items, listedTeam{Name: l.Team.Name, GroupID: graph.TeamSpace(l.Team.Name).GroupID(),
+		out.Items = append(out.Items, listedTeam{Name: l.Team.Name, GroupID: callOf(c).P.Org.Team(l.Team.Name).GroupID(),
 			CreatedAt: l.Team.CreatedAt, OwnerID: l.Team.OwnerID, Role: l.Role})
 	}
 	return c.JSON(http.StatusOK, out)

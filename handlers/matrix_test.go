@@ -24,13 +24,18 @@ import (
 
 // Host keys of the matrix: a trusted host, an admin host, a confined host (bound to
 // every requester: the matrix is about spaces; TestRequesterBinding about bindings).
-var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined"}
+var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined",
+	"globex_trusted": "key-globex-trusted", "globex_admin": "key-globex-admin", "globex_confined": "key-globex-confined"}
 
 func matrixKeyring() []access.KeySpec {
 	return []access.KeySpec{
 		{Name: "agent-host", SHA256: access.HashKey(matrixKeys["trusted"]), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
 		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"]), Requesters: []string{"*"}},
+		// Another organization's keys, where the world holds nothing.
+		{Name: "globex-agent-host", SHA256: access.HashKey(matrixKeys["globex_trusted"]), Trusted: true, Org: "globex"},
+		{Name: "globex-ops", SHA256: access.HashKey(matrixKeys["globex_admin"]), Trusted: true, Admin: true, Org: "globex"},
+		{Name: "globex-plugin", SHA256: access.HashKey(matrixKeys["globex_confined"]), Requesters: []string{"*"}, Org: "globex"},
 	}
 }
 
@@ -130,8 +135,8 @@ type resolveHook struct {
 	after map[string]func() // requester -> its step
 }
 
-func (d *resolveHook) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalFacts, error) {
-	facts, err := d.Directory.ResolvePrincipal(ctx, id)
+func (d *resolveHook) ResolvePrincipal(ctx context.Context, org graph.Org, id string) (graph.PrincipalFacts, error) {
+	facts, err := d.Directory.ResolvePrincipal(ctx, org, id)
 	d.mu.Lock()
 	step := d.after[id]
 	delete(d.after, id)
@@ -350,10 +355,9 @@ func TestMatrix(t *testing.T) {
 	})
 
 	t.Run("EveryForbiddenIsAudited", func(t *testing.T) {
-		root := w.as("root", "admin")
 		total403, totalEvents := 0, 0
-		for name, n := range forbidden {
-			requester := w.id(name)
+		for actor, n := range forbidden {
+			root, requester := w.as("root", actor.AdminHost), w.id(actor.Requester)
 			events := 0
 			cursor := ""
 			for {
@@ -967,7 +971,7 @@ func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
 	_, exists := w.m.World.Teams[c.Column]
 	if exists {
 		team = w.makeTeam(c.Column)
-		root, err := w.svc.Resolve(context.Background(), access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+		root, err := w.svc.Resolve(context.Background(), access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}, "",
 			w.id("root"), "matrix-"+w.suffix)
 		if err != nil {
 			w.t.Fatal(err)

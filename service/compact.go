@@ -97,10 +97,10 @@ func (s *Service) distilling(ctx context.Context, c Call, agent string, maxToken
 	if maxTokens < compactTokensMin || maxTokens > compactTokensMax {
 		return 0, graph.Errorf(graph.EINVALID, "max_tokens must be from %d to %d", compactTokensMin, compactTokensMax)
 	}
-	if _, err := s.Dir.GetAgent(ctx, agent); err != nil {
+	if _, err := s.Dir.GetAgent(ctx, c.P.Org, agent); err != nil {
 		return 0, err
 	}
-	private := graph.PrivateSpace(agent)
+	private := c.P.Org.Private(agent)
 	if d := s.Auth.Write(c.P, agent, private); d.Effect != access.Allow {
 		return 0, s.deny(ctx, c, agent, private.GroupID(), "a "+what+" is written to the agent's private space: "+d.Reason)
 	}
@@ -120,7 +120,7 @@ func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source stri
 	now := s.Now().UTC()
 	for i, d := range ds {
 		m := NewMemory{AgentID: agent, Text: d.text, SourceDescription: source, Tags: d.tags}
-		e := s.newEpisode(c, &m, graph.PrivateSpace(agent), d.text, now.Add(time.Duration(i)))
+		e := s.newEpisode(c, &m, c.P.Org.Private(agent), d.text, now.Add(time.Duration(i)))
 		e.DerivedFrom = ids
 		eps = append(eps, e)
 	}

@@ -78,7 +78,7 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnCon
 		if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 			return nil, err
 		}
-		if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
+		if _, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID); err != nil {
 			return nil, err
 		}
 		return buildContext(&SearchResult{}, s.tokenizer(), q.MaxTokens, q.AsOf), nil

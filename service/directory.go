@@ -26,7 +26,7 @@ func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*g
 	}
 	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), Shares: []graph.Share{}}
 	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "created, owner "+owner)
-	if err := s.Dir.CreateAgent(ctx, a, ev); err != nil {
+	if err := s.Dir.CreateAgent(ctx, c.P.Org, a, ev); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -47,7 +47,7 @@ func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, e
 	if err := graph.CheckID("id", id); err != nil {
 		return AgentView{}, err
 	}
-	a, err := s.Dir.GetAgent(ctx, id)
+	a, err := s.Dir.GetAgent(ctx, c.P.Org, id)
 	if err != nil {
 		return AgentView{}, err
 	}
@@ -69,12 +69,12 @@ func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Age
 	if err := graph.CheckID("id", id); err != nil {
 		return nil, err
 	}
-	a, err := s.Dir.GetAgent(ctx, id)
+	a, err := s.Dir.GetAgent(ctx, c.P.Org, id)
 	if err != nil {
 		return nil, err
 	}
 	if d := s.Auth.ManageAgent(c.P, a); d.Effect != access.Allow {
-		return nil, s.deny(ctx, c, id, graph.PrivateSpace(id).GroupID(), d.Reason)
+		return nil, s.deny(ctx, c, id, c.P.Org.Private(id).GroupID(), d.Reason)
 	}
 	return a, nil
 }
@@ -89,7 +89,7 @@ func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) e
 		return err
 	}
 	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "owner "+a.OwnerID+" -> "+owner)
-	return s.Dir.SetOwner(ctx, id, a.OwnerID, owner, ev)
+	return s.Dir.SetOwner(ctx, c.P.Org, id, a.OwnerID, owner, ev)
 }
 
 // DeleteAgent erases the agent and both of its spaces.
@@ -98,8 +98,8 @@ func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	ev := s.event(c, graph.AuditDeleted, id, graph.PrivateSpace(id).GroupID()+","+graph.PublicSpace(id).GroupID(), "agent erased")
-	return s.Dir.DeleteAgent(ctx, id, a.OwnerID, ev)
+	ev := s.event(c, graph.AuditDeleted, id, c.P.Org.Private(id).GroupID()+","+c.P.Org.Public(id).GroupID(), "agent erased")
+	return s.Dir.DeleteAgent(ctx, c.P.Org, id, a.OwnerID, ev)
 }
 
 // Share grants (or revokes) principal read access to the agent's private space; only
@@ -114,11 +114,11 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 	if expiresAt != nil && !expiresAt.After(s.Now()) {
 		return graph.Errorf(graph.EINVALID, "expires_at must be in the future")
 	}
-	a, err := s.Dir.GetAgent(ctx, agent)
+	a, err := s.Dir.GetAgent(ctx, c.P.Org, agent)
 	if err != nil {
 		return err
 	}
-	space := graph.PrivateSpace(agent).GroupID()
+	space := c.P.Org.Private(agent).GroupID()
 	if d := s.Auth.Share(c.P, a); d.Effect != access.Allow {
 		return s.deny(ctx, c, agent, space, d.Reason)
 	}
@@ -129,7 +129,7 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 	if expiresAt != nil {
 		reason += " until " + expiresAt.UTC().Format(time.RFC3339)
 	}
-	return s.Dir.SetShare(ctx, agent, principal, grant, expiresAt, s.event(c, kind, agent, space, reason))
+	return s.Dir.SetShare(ctx, c.P.Org, agent, principal, grant, expiresAt, s.event(c, kind, agent, space, reason))
 }
 
 // noteExpiredShare audits a list or search about agent by a requester whose share of
@@ -147,8 +147,8 @@ func (s *Service) noteExpiredShare(ctx context.Context, c Call, agent string) {
 	if !c.P.ExpiredShares[agent] || c.P.SharedWith[agent] || c.P.Owns[agent] {
 		return
 	}
-	ev := s.event(c, graph.AuditShareExpired, agent, graph.PrivateSpace(agent).GroupID(), "used after it expired")
-	if _, err := s.Dir.AuditExpiredShareUse(ctx, agent, c.P.ID, ev); err != nil {
+	ev := s.event(c, graph.AuditShareExpired, agent, c.P.Org.Private(agent).GroupID(), "used after it expired")
+	if _, err := s.Dir.AuditExpiredShareUse(ctx, c.P.Org, agent, c.P.ID, ev); err != nil {
 		s.Log.WarnContext(ctx, "recording the use of an expired share", "error", err.Error(), "agent", agent)
 	}
 }
@@ -176,7 +176,7 @@ func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) er
 	if err := s.admin(ctx, c, name); err != nil {
 		return err
 	}
-	return s.Dir.CreateTeam(ctx, name, owner, s.event(c, graph.AuditMembershipChanged, name, graph.TeamSpace(name).GroupID(), "team created, owned by "+owner))
+	return s.Dir.CreateTeam(ctx, c.P.Org, name, owner, s.event(c, graph.AuditMembershipChanged, name, c.P.Org.Team(name).GroupID(), "team created, owned by "+owner))
 }
 
 // GetTeam shows a team to admin hosts, its owner and its members; ENOTFOUND to anyone
@@ -185,7 +185,7 @@ func (s *Service) GetTeam(ctx context.Context, c Call, name string) (*graph.Team
 	if err := graph.CheckID("team", name); err != nil {
 		return nil, err
 	}
-	t, err := s.Dir.GetTeam(ctx, name)
+	t, err := s.Dir.GetTeam(ctx, c.P.Org, name)
 	if err != nil || c.P.Teams[name] != "" || t.OwnerID == c.P.ID || s.Auth.Admin(c.P).Effect == access.Allow {
 		return t, err
 	}
@@ -202,14 +202,14 @@ func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun 
 	if err != nil {
 		return graph.Dissolution{}, err
 	}
-	group := graph.TeamSpace(name).GroupID()
+	group := c.P.Org.Team(name).GroupID()
 	if d := s.Auth.DissolveTeam(c.P, t); d.Effect != access.Allow {
 		return graph.Dissolution{}, s.deny(ctx, c, name, group, d.Reason)
 	}
 	if dryRun {
-		return s.Dir.TeamMemories(ctx, name)
+		return s.Dir.TeamMemories(ctx, c.P.Org, name)
 	}
-	return s.Dir.DissolveTeam(ctx, name, func(d graph.Dissolution) *graph.AuditEvent {
+	return s.Dir.DissolveTeam(ctx, c.P.Org, name, func(d graph.Dissolution) *graph.AuditEvent {
 		moved := 0
 		for _, n := range d.Moved {
 			moved += n
@@ -239,7 +239,7 @@ func (s *Service) SetMember(ctx context.Context, c Call, team, principal string,
 	if role != "" {
 		reason = principal + " is " + string(role)
 	}
-	return s.Dir.SetMember(ctx, team, principal, role, s.event(c, graph.AuditMembershipChanged, team, graph.TeamSpace(team).GroupID(), reason))
+	return s.Dir.SetMember(ctx, c.P.Org, team, principal, role, s.event(c, graph.AuditMembershipChanged, team, c.P.Org.Team(team).GroupID(), reason))
 }
 
 // SetPromoter grants or revokes the promoter role (admin hosts).
@@ -254,10 +254,10 @@ func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, pro
 	if promoter {
 		reason = "granted"
 	}
-	return s.Dir.SetPromoter(ctx, principal, promoter, s.event(c, graph.AuditPromoterChanged, principal, "global", reason))
+	return s.Dir.SetPromoter(ctx, c.P.Org, principal, promoter, s.event(c, graph.AuditPromoterChanged, principal, c.P.Org.Global().GroupID(), reason))
 }
 
-// ListAudit lists audit events (admin hosts).
+// ListAudit lists the audit events of the requester's organization (admin hosts).
 func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) ([]*graph.AuditEvent, string, error) {
 	if err := s.admin(ctx, c, "audit"); err != nil {
 		return nil, "", err
@@ -266,6 +266,6 @@ func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) ([
 	if err != nil {
 		return nil, "", err
 	}
-	f.Page.Limit = limit
+	f.Page.Limit, f.Org = limit, c.P.Org
 	return s.Audit.ListAudit(ctx, f)
 }

@@ -50,7 +50,7 @@ func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (AgentPag
 			return AgentPage{}, err
 		}
 	}
-	page, err := s.Dir.ListAgents(ctx, graph.AgentQuery{Requester: c.P.ID, Owner: q.Owner, All: q.All, Page: q.Page})
+	page, err := s.Dir.ListAgents(ctx, graph.AgentQuery{Org: c.P.Org, Requester: c.P.ID, Owner: q.Owner, All: q.All, Page: q.Page})
 	if err != nil {
 		return AgentPage{}, err
 	}
@@ -75,7 +75,7 @@ func (s *Service) ListTeams(ctx context.Context, c Call, all bool, page graph.Pa
 			return graph.TeamPage{}, err
 		}
 	}
-	return s.Dir.ListTeams(ctx, graph.TeamQuery{Requester: c.P.ID, All: all, Page: page})
+	return s.Dir.ListTeams(ctx, graph.TeamQuery{Org: c.P.Org, Requester: c.P.ID, All: all, Page: page})
 }
 
 // EntityList asks for a page of the entities the caller sees for an agent: of the

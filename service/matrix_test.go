@@ -26,6 +26,10 @@ var hosts = map[string]access.Host{
 	"trusted":  {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
 	"admin":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
 	"confined": {Name: "plugin", Requesters: []string{"*"}},
+	// Another organization's, where the world holds nothing, with the same requester ids.
+	"globex_trusted":  {Org: "globex", Name: "globex-agent-host", Trusted: true, Requesters: []string{"*"}},
+	"globex_admin":    {Org: "globex", Name: "globex-ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+	"globex_confined": {Org: "globex", Name: "globex-plugin", Requesters: []string{"*"}},
 }
 
 // world is the matrix world stored through the service in the real store, its ids
@@ -64,7 +68,7 @@ func (w *world) call(requester, host string) service.Call {
 	if !ok {
 		w.t.Fatalf("matrix: unknown host %q", host)
 	}
-	c, err := w.svc.Resolve(w.ctx, h, w.id(requester), "matrix-"+w.mark)
+	c, err := w.svc.Resolve(w.ctx, h, "", w.id(requester), "matrix-"+w.mark)
 	if err != nil {
 		w.t.Fatalf("resolving %s: %v", requester, err)
 	}
@@ -421,12 +425,12 @@ func TestMatrix_Service(t *testing.T) {
 	})
 
 	t.Run("EveryForbiddenIsAudited", func(t *testing.T) {
-		root := w.admin()
-		requesters := map[string]bool{}
+		actors := map[accesstest.Actor]bool{}
 		for _, p := range w.m.Principals {
-			requesters[p.Requester] = true
+			actors[accesstest.Actor{Requester: p.Requester, AdminHost: p.AdminHost()}] = true
 		}
-		for requester := range requesters {
+		for actor := range actors {
+			root, requester := w.call("root", actor.AdminHost), actor.Requester
 			events := 0
 			f := graph.AuditFilter{Actor: w.id(requester), Kind: graph.AuditNamespaceDenied, Page: graph.PageRequest{Limit: 100}}
 			for {
@@ -439,8 +443,8 @@ func TestMatrix_Service(t *testing.T) {
 					break
 				}
 			}
-			if events != forbidden[requester] {
-				t.Errorf("%s: %d outcomes were 403, %d namespace_denied events", w.id(requester), forbidden[requester], events)
+			if events != forbidden[actor] {
+				t.Errorf("%s (audited by %s): %d outcomes were 403, %d namespace_denied events", w.id(requester), actor.AdminHost, forbidden[actor], events)
 			}
 		}
 	})

@@ -66,18 +66,18 @@ func (s *Service) validate(c Call, m *NewMemory) (graph.Space, error) {
 	}
 	switch vis {
 	case "private":
-		space = graph.PrivateSpace(m.AgentID)
+		space = c.P.Org.Private(m.AgentID)
 	case "public":
-		space = graph.PublicSpace(m.AgentID)
+		space = c.P.Org.Public(m.AgentID)
 	case "global":
-		space = graph.GlobalSpace
+		space = c.P.Org.Global()
 	case "shared":
-		space = graph.SharedSpace(c.P.ID)
+		space = c.P.Org.Shared(c.P.ID)
 	case "team":
 		if err := graph.CheckID("team", m.Team); err != nil {
 			return graph.Space{}, err
 		}
-		space = graph.TeamSpace(m.Team)
+		space = c.P.Org.Team(m.Team)
 	default:
 		return graph.Space{}, graph.Errorf(graph.EINVALID, "visibility must be private, public, team, shared or global")
 	}
@@ -250,14 +250,14 @@ func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey str
 	// An agent the requester owns exists as of its principal (the write itself checks
 	// it still does); any other is looked up, so that one that does not exist is 404.
 	if !c.P.Owns[m.AgentID] {
-		if _, err := s.Dir.GetAgent(ctx, m.AgentID); err != nil {
+		if _, err := s.Dir.GetAgent(ctx, c.P.Org, m.AgentID); err != nil {
 			return nil, false, err
 		}
 	}
 	content := renderContent(m)
 	rule := s.classify(space, m.AgentID, graph.Texts(m.Source, m.SourceDescription, content))
 	if rule != "" {
-		space = graph.PrivateSpace(m.AgentID)
+		space = c.P.Org.Private(m.AgentID)
 	}
 	d := s.Auth.Write(c.P, m.AgentID, space)
 	if d.Effect == access.Deny {
@@ -271,7 +271,7 @@ func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey str
 	e := s.newEpisode(c, m, d.Space, content, created)
 	e.VisibilityRule = rule
 	if idemKey != "" {
-		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.ID, idemKey)
+		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.Org.Prefix()+c.P.ID, idemKey) // a platform host acts in several organizations
 		e.RequestHash = requestHash(m)
 	}
 	if d.Space.Kind == graph.SpacePublic {
@@ -453,17 +453,21 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 			return graph.EpisodePage{}, err
 		}
 		s.noteExpiredShare(ctx, c, q.AgentID)
+		// An agent that does not exist in the requester's organization is 404, as a
+		// search about it is, whatever space is asked.
+		if !c.P.Owns[q.AgentID] {
+			if _, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID); err != nil {
+				return graph.EpisodePage{}, err
+			}
+		}
 	}
 	if q.Space == "" {
 		if q.AgentID == "" {
 			return graph.EpisodePage{}, graph.Errorf(graph.EINVALID, "agent_id or space is required")
 		}
-		if _, err := s.Dir.GetAgent(ctx, q.AgentID); err != nil {
-			return graph.EpisodePage{}, err
-		}
 		return s.Mem.ListEpisodes(ctx, s.agentView(c, q.AgentID), q.AgentID, q.Page)
 	}
-	space, err := graph.ParseSpaceName(q.AgentID, c.P.ID, q.Space)
+	space, err := c.P.Org.ParseSpaceName(q.AgentID, c.P.ID, q.Space)
 	if err != nil {
 		return graph.EpisodePage{}, err
 	}
@@ -487,9 +491,9 @@ func (s *Service) list(ctx context.Context, c Call, q ListQuery) (graph.EpisodeP
 // c may read it, c's teams and global. A list about the agent shows what the agent
 // wrote in them.
 func (s *Service) agentView(c Call, agent string) graph.Visible {
-	scopes := []graph.Space{graph.GlobalSpace}
+	scopes := []graph.Space{c.P.Org.Global()}
 	for team := range c.P.Teams {
-		scopes = append(scopes, graph.TeamSpace(team))
+		scopes = append(scopes, c.P.Org.Team(team))
 	}
 	return s.Auth.VisibleForAgent(c.P, agent, scopes)
 }
@@ -515,7 +519,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
-	to, err := graph.ParseSpaceName("", c.P.ID, target)
+	to, err := c.P.Org.ParseSpaceName("", c.P.ID, target)
 	if err != nil || (to.Kind != graph.SpaceTeam && to.Kind != graph.SpaceGlobal) {
 		return nil, graph.Errorf(graph.EINVALID, "target must be team:<name> or global")
 	}
@@ -586,11 +590,12 @@ const Sweeper = "system:expiry-sweeper"
 // may sweep at once: each memory is erased, and each event written, once.
 func (s *Service) SweepExpired(ctx context.Context) (int, error) {
 	const batch = 100
-	sweeper := Call{P: access.Principal{ID: Sweeper}}
+	// Its events go to the system space of the organization of what it erased.
+	sweeper := func(org graph.Org) Call { return Call{P: access.Principal{Org: org, ID: Sweeper}} }
 	total := 0
 	for {
 		n, err := s.Mem.EraseExpired(ctx, batch, func(e *graph.Episode) *graph.AuditEvent {
-			return s.event(sweeper, graph.AuditExpired, e.UUID, e.GroupID, "expires_at "+e.ExpiresAt.UTC().Format(time.RFC3339))
+			return s.event(sweeper(e.Space().Org), graph.AuditExpired, e.UUID, e.GroupID, "expires_at "+e.ExpiresAt.UTC().Format(time.RFC3339))
 		})
 		total += n
 		if err != nil {
@@ -601,8 +606,8 @@ func (s *Service) SweepExpired(ctx context.Context) (int, error) {
 		}
 	}
 	for {
-		n, err := s.Dir.LapseShares(ctx, batch, func(agent, principal string, at time.Time) *graph.AuditEvent {
-			return s.event(sweeper, graph.AuditShareExpired, agent, graph.PrivateSpace(agent).GroupID(),
+		n, err := s.Dir.LapseShares(ctx, batch, func(org graph.Org, agent, principal string, at time.Time) *graph.AuditEvent {
+			return s.event(sweeper(org), graph.AuditShareExpired, agent, org.Private(agent).GroupID(),
 				"the share with "+principal+" lapsed at "+at.UTC().Format(time.RFC3339))
 		})
 		total += n

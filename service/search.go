@@ -66,7 +66,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	}
 	var scopes []graph.Space
 	for _, name := range q.Scopes {
-		sp, err := graph.ParseSpaceName(q.AgentID, c.P.ID, name)
+		sp, err := c.P.Org.ParseSpaceName(q.AgentID, c.P.ID, name)
 		if err != nil || (sp.Kind != graph.SpaceTeam && sp.Kind != graph.SpaceGlobal) {
 			return nil, graph.Errorf(graph.EINVALID, "scopes take team:<name> or global")
 		}
@@ -84,7 +84,7 @@ func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchRes
 	// The agent is looked up while the methods run (one round trip less): what they
 	// found is dropped when it does not exist. The visible set does not depend on it.
 	agent := make(chan error, 1)
-	go func() { _, err := s.Dir.GetAgent(ctx, q.AgentID); agent <- err }()
+	go func() { _, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID); agent <- err }()
 	vis := s.Auth.VisibleForAgent(c.P, q.AgentID, scopes)
 	f, err := s.retrieve(ctx, q, vis, s.embed(ctx, q, include), include, limit)
 	if err := <-agent; err != nil {
@@ -248,7 +248,7 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, 
 	if space == "" {
 		return s.Find.Facts(ctx, s.agentView(c, agentID), page)
 	}
-	sp, err := graph.ParseSpaceName(agentID, c.P.ID, space)
+	sp, err := c.P.Org.ParseSpaceName(agentID, c.P.ID, space)
 	if err != nil {
 		return graph.FactPage{}, err
 	}
@@ -270,7 +270,7 @@ func (s *Service) agentListing(ctx context.Context, c Call, agentID string, page
 	if err := graph.CheckID("agent_id", agentID); err != nil {
 		return err
 	}
-	if _, err := s.Dir.GetAgent(ctx, agentID); err != nil {
+	if _, err := s.Dir.GetAgent(ctx, c.P.Org, agentID); err != nil {
 		return err
 	}
 	s.noteExpiredShare(ctx, c, agentID)

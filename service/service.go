@@ -71,9 +71,12 @@ type Call struct {
 	ResolvedAt time.Time
 }
 
-// Resolve builds the principal of requester once per request. An error while
-// resolving denies the request (EUNAVAILABLE), never lets it through.
-func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requestID string) (Call, error) {
+// Resolve builds the principal of requester once per request, in the organization
+// of its host, or in org when the request names one (X-Requester-Org: a platform host
+// may name any, another host only its own; naming another is refused, audited in the
+// host's own). An error while resolving denies the request (EUNAVAILABLE), never lets
+// it through.
+func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester, requestID string) (Call, error) {
 	if requester == "" {
 		requester = host.Subject // a JWT names its requester
 	}
@@ -81,11 +84,20 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requ
 		return Call{}, err
 	}
 	at := s.Now().UTC()
+	inOrg, err := host.InOrg(org)
+	if graph.ErrorCode(err) == graph.EFORBIDDEN {
+		c := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host}, RequestID: requestID}
+		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", graph.ErrorMessage(err))
+	}
+	if err != nil {
+		return Call{}, err
+	}
+	host = inOrg
 	if !host.MayName(requester) {
-		c := Call{P: access.Principal{ID: requester, Host: host}, RequestID: requestID}
+		c := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host}, RequestID: requestID}
 		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
 	}
-	facts, err := s.Dir.ResolvePrincipal(ctx, requester)
+	facts, err := s.Dir.ResolvePrincipal(ctx, host.Org, requester)
 	if err != nil {
 		if graph.ErrorCode(err) == graph.EINTERNAL {
 			err = graph.Wrap(graph.EUNAVAILABLE, err, "could not resolve the requester; retry later")
@@ -98,7 +110,7 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, requester, requ
 // event builds an audit event of c's.
 func (s *Service) event(c Call, kind, subject, space, reason string) *graph.AuditEvent {
 	return &graph.AuditEvent{
-		ID: uuid.NewString(), Kind: kind, At: s.Now().UTC(), Actor: c.P.ID, Subject: subject,
+		Org: c.P.Org, ID: uuid.NewString(), Kind: kind, At: s.Now().UTC(), Actor: c.P.ID, Subject: subject,
 		HostKey: c.P.Host.Name, Space: space, Reason: reason, RequestID: c.RequestID,
 	}
 }

@@ -36,7 +36,7 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 	admin := access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}
 	call := func(who string, h access.Host) service.Call {
 		t.Helper()
-		c, err := svc.Resolve(ctx, h, who+"-"+mark, "stale-"+mark)
+		c, err := svc.Resolve(ctx, h, "", who+"-"+mark, "stale-"+mark)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 			t.Errorf("%s by the stale request: %v, want not found", name, err)
 		}
 	}
-	for _, group := range []string{graph.TeamSpace(team).GroupID(), graph.TeamSpace(kept).GroupID(), graph.PrivateSpace(agent).GroupID()} {
+	for _, group := range []string{graph.DefaultOrg.Team(team).GroupID(), graph.DefaultOrg.Team(kept).GroupID(), graph.DefaultOrg.Private(agent).GroupID()} {
 		if n := neo4jtest.Count(t, "MATCH (e:Episodic {group_id: $g}) RETURN count(e)", map[string]any{"g": group}); n != 0 {
 			t.Errorf("%d memories in %s after the stale writes", n, group)
 		}

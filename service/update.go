@@ -61,7 +61,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		content := renderContent(&m)
 		rule := s.classify(space, m.AgentID, graph.Texts(m.Source, m.SourceDescription, content))
 		if rule != "" {
-			space = graph.PrivateSpace(m.AgentID)
+			space = c.P.Org.Private(m.AgentID)
 		}
 		next := s.newEpisode(c, &m, space, content, s.Now().UTC())
 		// A memory stays its agent's own only while no one but the agent's owner changes

@@ -53,8 +53,29 @@ type World struct {
 
 type Principal struct {
 	Requester string `json:"requester"`
-	Host      string `json:"host"` // trusted, admin or confined
-	Agent     string `json:"agent"`
+	// Host is trusted, admin or confined: of the world's organization (the implicit
+	// one), or of another one, where the world holds nothing, when prefixed with its
+	// name and "_" (globex_trusted).
+	Host  string `json:"host"`
+	Agent string `json:"agent"`
+}
+
+// Org is the organization of the principal's host ("" for the world's own).
+func (p Principal) Org() string {
+	org, _, other := strings.Cut(p.Host, "_")
+	if !other {
+		return ""
+	}
+	return org
+}
+
+// AdminHost is the admin host of the principal's organization: who lists its audit
+// events.
+func (p Principal) AdminHost() string {
+	if org := p.Org(); org != "" {
+		return org + "_admin"
+	}
+	return "admin"
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.

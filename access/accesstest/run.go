@@ -52,13 +52,20 @@ func Run(t testing.TB, m *Matrix, tier Tier) []Result {
 	return results
 }
 
-// Forbidden counts the 403 outcomes of results by the requester of their principal,
-// as the world names it.
-func (m *Matrix) Forbidden(results []Result) map[string]int {
-	n := map[string]int{}
+// Actor is a requester of one organization, as the world names it, and the admin host
+// of that organization, which lists its audit events.
+type Actor struct {
+	Requester, AdminHost string
+}
+
+// Forbidden counts the 403 outcomes of results by the requester of their principal in
+// its organization (the same requester id in two organizations is two requesters).
+func (m *Matrix) Forbidden(results []Result) map[Actor]int {
+	n := map[Actor]int{}
 	for _, r := range results {
 		if r.Got == "403" {
-			n[m.Principals[r.Principal].Requester]++
+			p := m.Principals[r.Principal]
+			n[Actor{Requester: p.Requester, AdminHost: p.AdminHost()}]++
 		}
 	}
 	return n

@@ -32,7 +32,10 @@ type Options struct {
 	// the identity provider's users can have a namespace of their own.
 	Claim           string
 	RequesterPrefix string
-	Log             *slog.Logger
+	// OrgClaim, when set, holds the organization of the token's user; a token without
+	// a valid one is refused. Unset: every user is of the implicit organization.
+	OrgClaim string
+	Log      *slog.Logger
 }
 
 // Methods are the signing algorithms accepted: public-key ones only, so a key of the
@@ -87,20 +90,21 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	return v, nil
 }
 
-// Verify returns the requester a valid token names, or EUNAUTHENTICATED saying what
-// is wrong with it (never echoing it): each claim at fault is named.
-func (v *Verifier) Verify(ctx context.Context, token string) (string, error) {
+// Verify returns the requester a valid token names and its organization, or
+// EUNAUTHENTICATED saying what is wrong with it (never echoing it): each claim at
+// fault is named.
+func (v *Verifier) Verify(ctx context.Context, token string) (string, graph.Org, error) {
 	kf, err := v.keys()
 	if err != nil {
 		v.opts.Log.ErrorContext(ctx, "reading the identity provider's keys", "error", err.Error())
-		return "", graph.Errorf(graph.EUNAVAILABLE, "the identity provider's keys cannot be read; retry later")
+		return "", "", graph.Errorf(graph.EUNAVAILABLE, "the identity provider's keys cannot be read; retry later")
 	}
 	claims := jwt.MapClaims{}
 	var problems []string
 	if _, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx)); err != nil {
 		// Claims are only checked, and so only described, once the signature verifies.
 		if !errors.Is(err, jwt.ErrTokenInvalidClaims) {
-			return "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", reason(err))
+			return "", "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", reason(err))
 		}
 		problems = claimProblems(err, claims)
 	}
@@ -110,10 +114,19 @@ func (v *Verifier) Verify(ctx context.Context, token string) (string, error) {
 		problems = append(problems, fmt.Sprintf(
 			"the token's %s claim does not make a requester id (^[a-z0-9][a-z0-9_-]{0,62}$)", v.opts.Claim))
 	}
-	if len(problems) > 0 {
-		return "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", strings.Join(problems, "; "))
+	org := graph.DefaultOrg
+	if v.opts.OrgClaim != "" {
+		name, _ := claims[v.opts.OrgClaim].(string)
+		if graph.CheckOrg("", name) != nil {
+			problems = append(problems, fmt.Sprintf(
+				"the token's %s claim does not name an organization (^[a-z0-9][a-z0-9-]{0,30}$)", v.opts.OrgClaim))
+		}
+		org = graph.Org(name)
 	}
-	return requester, nil
+	if len(problems) > 0 {
+		return "", "", graph.Errorf(graph.EUNAUTHENTICATED, "%s", strings.Join(problems, "; "))
+	}
+	return requester, org, nil
 }
 
 // reason says in a few words why a token whose claims were never checked was refused.

@@ -44,7 +44,7 @@ func TestVerify(t *testing.T) {
 		"ES256":         ecKey.Token(t, "alice"),
 		"audience list": rsaKey.Sign(t, claims(func(c jwt.MapClaims) { c["aud"] = []string{"other", idptest.Audience} })),
 	} {
-		if got, err := v.Verify(ctx, token); err != nil || got != "alice" {
+		if got, _, err := v.Verify(ctx, token); err != nil || got != "alice" {
 			t.Errorf("%s: Verify = %q, %v; want alice", name, got, err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestVerify(t *testing.T) {
 		"no sub":          {rsaKey.Sign(t, claims(func(c jwt.MapClaims) { delete(c, "sub") })), "requester id"},
 	}
 	for name, c := range denied {
-		got, err := v.Verify(ctx, c.token)
+		got, _, err := v.Verify(ctx, c.token)
 		if graph.ErrorCode(err) != graph.EUNAUTHENTICATED || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: Verify = %q, %v; want unauthenticated saying %q", name, got, err, c.why)
 		}
@@ -111,7 +111,7 @@ func TestVerify_NamesTheClaim(t *testing.T) {
 		c := jwt.MapClaims{"iss": idptest.Issuer, "aud": idptest.Audience, "sub": "alice",
 			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 		tc.change(c)
-		got, err := v.Verify(context.Background(), key.Sign(t, c))
+		got, _, err := v.Verify(context.Background(), key.Sign(t, c))
 		if graph.ErrorCode(err) != graph.EUNAUTHENTICATED {
 			t.Errorf("%s: Verify = %q, %v; want unauthenticated", name, got, err)
 			continue
@@ -136,8 +136,38 @@ func TestVerify_ClaimAndPrefix(t *testing.T) {
 	now := time.Now()
 	token := key.Sign(t, jwt.MapClaims{"iss": idptest.Issuer, "aud": idptest.Audience, "sub": "ignored",
 		"uid": "4711", "exp": now.Add(time.Minute).Unix()})
-	if got, err := v.Verify(context.Background(), token); err != nil || got != "sso-4711" {
+	if got, _, err := v.Verify(context.Background(), token); err != nil || got != "sso-4711" {
 		t.Fatalf("Verify = %q, %v; want sso-4711", got, err)
+	}
+}
+
+// TestVerify_OrgClaim: with an organization claim configured, a token's user is of the
+// organization the claim names; a token without a valid one is refused, naming the
+// claim.
+func TestVerify_OrgClaim(t *testing.T) {
+	key := idptest.RSAKey(t, "r1")
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	idptest.WriteJWKS(t, path, key)
+	v, err := idp.New(context.Background(), idp.Options{Issuer: idptest.Issuer, Audience: idptest.Audience,
+		JWKSFile: path, OrgClaim: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(tenant any) string {
+		c := jwt.MapClaims{"iss": idptest.Issuer, "aud": idptest.Audience, "sub": "alice", "exp": time.Now().Add(time.Minute).Unix()}
+		if tenant != nil {
+			c["tenant"] = tenant
+		}
+		return key.Sign(t, c)
+	}
+	if got, org, err := v.Verify(context.Background(), token("acme")); err != nil || got != "alice" || org != "acme" {
+		t.Fatalf("Verify = %q, %q, %v; want alice of acme", got, org, err)
+	}
+	for name, tenant := range map[string]any{"missing": nil, "empty": "", "not a name": "Ac_me", "not a string": 7} {
+		_, _, err := v.Verify(context.Background(), token(tenant))
+		if graph.ErrorCode(err) != graph.EUNAUTHENTICATED || !strings.Contains(err.Error(), "tenant claim") {
+			t.Errorf("%s: Verify error %v; want unauthenticated naming the tenant claim", name, err)
+		}
 	}
 }
 
@@ -147,14 +177,14 @@ func TestVerify_FileRotation(t *testing.T) {
 	old, next := idptest.RSAKey(t, "old"), idptest.RSAKey(t, "next")
 	v, path := fileVerifier(t, old)
 	ctx := context.Background()
-	if _, err := v.Verify(ctx, next.Token(t, "alice")); err == nil {
+	if _, _, err := v.Verify(ctx, next.Token(t, "alice")); err == nil {
 		t.Fatal("a key not yet published verified")
 	}
 	idptest.WriteJWKS(t, path, next)
-	if got, err := v.Verify(ctx, next.Token(t, "alice")); err != nil || got != "alice" {
+	if got, _, err := v.Verify(ctx, next.Token(t, "alice")); err != nil || got != "alice" {
 		t.Fatalf("after rotation: Verify = %q, %v", got, err)
 	}
-	if _, err := v.Verify(ctx, old.Token(t, "alice")); err == nil {
+	if _, _, err := v.Verify(ctx, old.Token(t, "alice")); err == nil {
 		t.Fatal("a key removed from the file still verifies")
 	}
 }
@@ -171,7 +201,7 @@ func TestVerify_URL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		if got, err := v.Verify(ctx, first.Token(t, "bob")); err != nil || got != "bob" {
+		if got, _, err := v.Verify(ctx, first.Token(t, "bob")); err != nil || got != "bob" {
 			t.Fatalf("Verify = %q, %v", got, err)
 		}
 	}
@@ -179,7 +209,7 @@ func TestVerify_URL(t *testing.T) {
 		t.Fatalf("20 tokens fetched the key set %d times, want once", hits)
 	}
 	srv.Publish(t, first, second)
-	if got, err := v.Verify(ctx, second.Token(t, "bob")); err != nil || got != "bob" {
+	if got, _, err := v.Verify(ctx, second.Token(t, "bob")); err != nil || got != "bob" {
 		t.Fatalf("a newly published key: Verify = %q, %v", got, err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/memgate/memgate/config"
 	"github.com/memgate/memgate/cypher"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the VCS
@@ -27,7 +29,10 @@ const usage = `memgate — long-term memory for AI agents, with access control
 
 Usage:
   memgate serve   [--config FILE]   run the HTTP service
-  memgate migrate [--config FILE]   apply the Neo4j schema and exit
+  memgate migrate [--config FILE] [--into-org ORG]
+                                    apply the Neo4j schema and exit; with --into-org, then
+                                    move everything of the implicit organization into ORG
+                                    (run it with every memgate stopped)
   memgate config  [--config FILE] [--get KEY]
                                     print the effective configuration (secrets masked),
                                     or one setting by its dotted key (neo4j.uri)
@@ -66,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration file")
 	get := fs.String("get", "", "config only: print the one setting of this dotted key (neo4j.uri)")
+	intoOrg := fs.String("into-org", "", "migrate only: move the implicit organization's data into this organization")
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
@@ -75,6 +81,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *get != "" && cmd != "config" {
 		fmt.Fprintf(stderr, "memgate %s: --get is for memgate config\n", cmd)
+		return 2
+	}
+	if *intoOrg != "" && cmd != "migrate" {
+		fmt.Fprintf(stderr, "memgate %s: --into-org is for memgate migrate\n", cmd)
+		return 2
+	}
+	if err := graph.CheckOrg("--into-org", *intoOrg); *intoOrg != "" && err != nil {
+		fmt.Fprintf(stderr, "memgate migrate: %v\n", err)
 		return 2
 	}
 
@@ -108,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(out)
 		return 0
 	case "migrate":
-		return exitCode(log, migrate(cfg, log))
+		return exitCode(log, migrate(cfg, log, graph.Org(*intoOrg)))
 	case "serve":
 		return exitCode(log, serve(cfg, log))
 	default:
@@ -144,16 +158,27 @@ func serve(cfg *config.Config, log *slog.Logger) error {
 	return errors.Join(fatal, m.Close(shutdownCtx))
 }
 
-func migrate(cfg *config.Config, log *slog.Logger) error {
+// migrate applies the schema and, when into is a named organization, moves the
+// implicit organization's data into it (MoveIntoOrg), which takes as long as the
+// database is large: only the schema has a time limit.
+func migrate(cfg *config.Config, log *slog.Logger, into graph.Org) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
 	db, err := openDB(cfg, log)
 	if err != nil {
 		return err
 	}
-	err = db.Migrate(ctx, cfg.Embedder.Dimensions)
+	schemaCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err = db.Migrate(schemaCtx, cfg.Embedder.Dimensions)
+	if err == nil && into != graph.DefaultOrg {
+		var moved neo4jstore.OrgMove
+		moved, err = db.MoveIntoOrg(ctx, into)
+		if err == nil {
+			log.Info("moved the implicit organization", "org", string(into), "agents", moved.Agents, "teams", moved.Teams,
+				"requesters", moved.Principals, "nodes", moved.Nodes, "relationships", moved.Relationships)
+		}
+	}
 	closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancelClose()
 	return errors.Join(err, db.Close(closeCtx))

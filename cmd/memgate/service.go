@@ -268,7 +268,7 @@ func newKeyring(ctx context.Context, auth config.Auth, log *slog.Logger) (*acces
 	}
 	j := auth.JWT
 	v, err := idp.New(ctx, idp.Options{Issuer: j.Issuer, Audience: j.Audience, JWKSFile: j.JWKSFile, JWKSURL: j.JWKSURL,
-		Refresh: j.Refresh, Claim: j.Claim, RequesterPrefix: j.RequesterPrefix, Log: log})
+		Refresh: j.Refresh, Claim: j.Claim, RequesterPrefix: j.RequesterPrefix, OrgClaim: j.OrgClaim, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ func auditParams(ev *graph.AuditEvent) map[string]any {
 	return map[string]any{
 		"id": ev.ID, "kind": ev.Kind, "at": ev.At.UTC(), "actor": ev.Actor, "subject": ev.Subject,
 		"host_key": ev.HostKey, "space": ev.Space, "reason": ev.Reason, "request_id": ev.RequestID,
+		"group_id": ev.Org.System().GroupID(),
 	}
 }
 
@@ -34,7 +35,7 @@ func (db *DB) txAudit(ctx context.Context, tx neo4j.ManagedTransaction, ev *grap
 func (db *DB) ListAudit(ctx context.Context, f graph.AuditFilter) ([]*graph.AuditEvent, string, error) {
 	params := map[string]any{
 		"kind": nullable(f.Kind), "actor": nullable(f.Actor), "subject": nullable(f.Subject),
-		"since": nil, "until": nil, "limit": int64(f.Page.Limit + 1),
+		"since": nil, "until": nil, "limit": int64(f.Page.Limit + 1), "group_id": f.Org.System().GroupID(),
 	}
 	if f.Since != nil {
 		params["since"] = f.Since.UTC()
@@ -57,7 +58,7 @@ func (db *DB) ListAudit(ctx context.Context, f graph.AuditFilter) ([]*graph.Audi
 		}
 		p := r.Values[0].(neo4j.Node).Props
 		out = append(out, &graph.AuditEvent{
-			ID: str(p["id"]), Kind: str(p["kind"]), At: tm(p["at"]), Actor: str(p["actor"]),
+			Org: f.Org, ID: str(p["id"]), Kind: str(p["kind"]), At: tm(p["at"]), Actor: str(p["actor"]),
 			Subject: str(p["subject"]), HostKey: str(p["host_key"]), Space: str(p["space"]),
 			Reason: str(p["reason"]), RequestID: str(p["request_id"]),
 		})

@@ -56,7 +56,7 @@ func corpus(b *testing.B, db *neo4jstore.DB) string {
 		errs := make(chan error, 8)
 		for i := 0; i < benchAgents; i++ {
 			agent := fmt.Sprintf("bench-%s-%03d", corpusRun, i)
-			if err := db.CreateAgent(ctx, &graph.Agent{ID: agent, OwnerID: "bench-" + corpusRun, CreatedAt: start}, nil); err != nil {
+			if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agent, OwnerID: "bench-" + corpusRun, CreatedAt: start}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -67,9 +67,9 @@ func corpus(b *testing.B, db *neo4jstore.DB) string {
 				r := rand.New(rand.NewSource(int64(w)))
 				for i := w; i < benchEpisodes; i += 8 {
 					agent := fmt.Sprintf("bench-%s-%03d", corpusRun, i%benchAgents)
-					space := graph.PublicSpace(agent)
+					space := graph.DefaultOrg.Public(agent)
 					if i%2 == 0 {
-						space = graph.PrivateSpace(agent)
+						space = graph.DefaultOrg.Private(agent)
 					}
 					now := time.Now().UTC()
 					e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: agent,
@@ -147,7 +147,7 @@ func BenchmarkEpisodeSearch(b *testing.B) {
 		var vis graph.Visible
 		for a := 0; a < agents; a++ {
 			agent := fmt.Sprintf("bench-%s-%03d", run, 42+a)
-			vis.GroupIDs = append(vis.GroupIDs, graph.PrivateSpace(agent).GroupID(), graph.PublicSpace(agent).GroupID())
+			vis.GroupIDs = append(vis.GroupIDs, graph.DefaultOrg.Private(agent).GroupID(), graph.DefaultOrg.Public(agent).GroupID())
 		}
 		return func() error {
 			i++
@@ -198,30 +198,30 @@ func BenchmarkPrincipal(b *testing.B) {
 	requester := "bench-owner-" + run
 	root := neo4jtest.AuditEvent(run)
 	for i := 0; i < 3; i++ {
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: fmt.Sprintf("bench-p-%s-%d", run, i), OwnerID: requester, CreatedAt: time.Now()}, root()); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: fmt.Sprintf("bench-p-%s-%d", run, i), OwnerID: requester, CreatedAt: time.Now()}, root()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for _, team := range []string{"alpha", "beta"} {
 		name := team + "-" + run
-		if err := db.CreateTeam(ctx, name, "root", root()); err != nil {
+		if err := db.CreateTeam(ctx, graph.DefaultOrg, name, "root", root()); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.SetMember(ctx, name, requester, graph.RoleWriter, root()); err != nil {
+		if err := db.SetMember(ctx, graph.DefaultOrg, name, requester, graph.RoleWriter, root()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i, until := range []*time.Time{nil, ptr(time.Now().Add(24 * time.Hour)), ptr(time.Now().Add(time.Second))} {
 		other := fmt.Sprintf("bench-s-%s-%d", run, i)
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: other, OwnerID: "bench-other-" + run, CreatedAt: time.Now()}, root()); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: other, OwnerID: "bench-other-" + run, CreatedAt: time.Now()}, root()); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.SetShare(ctx, other, requester, true, until, root()); err != nil {
+		if err := db.SetShare(ctx, graph.DefaultOrg, other, requester, true, until, root()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for { // until the third share has lapsed
-		f, err := db.ResolvePrincipal(ctx, requester)
+		f, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, requester)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -248,12 +248,12 @@ func BenchmarkPrincipal(b *testing.B) {
 			return nil
 		}},
 		variant{"resolve", func() error {
-			f, err := db.ResolvePrincipal(ctx, requester)
+			f, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, requester)
 			if err != nil {
 				return err
 			}
 			p := access.NewPrincipal(requester, host, f)
-			if v := pol.Visible(p); len(v.GroupIDs) != 12 || !v.Contains(graph.SharedSpace(requester).GroupID()) || len(p.ExpiredShares) != 1 {
+			if v := pol.Visible(p); len(v.GroupIDs) != 12 || !v.Contains(graph.DefaultOrg.Shared(requester).GroupID()) || len(p.ExpiredShares) != 1 {
 				return fmt.Errorf("visible set has %d spaces, want 12 (3 agents' 2, 2 shares, 2 teams, the shared space, global); %d lapsed shares, want 1",
 					len(v.GroupIDs), len(p.ExpiredShares))
 			}

@@ -27,14 +27,14 @@ func TestGroupCommit(t *testing.T) {
 	var agents []string
 	for i := range 4 {
 		agents = append(agents, fmt.Sprintf("commit-%s-%d", run, i))
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: agents[i], OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agents[i], OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ghost := "commit-ghost-" + run // never created
 	episode := func(agent, key string) *graph.Episode {
 		now := time.Now().UTC()
-		space := graph.PrivateSpace(agent)
+		space := graph.DefaultOrg.Private(agent)
 		return &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: agent, Source: graph.SourceText,
 			Content: "group commit " + run, CreatedAt: now, ValidAt: now, Status: graph.StatusQueued, Name: "commit",
 			IdempotencyKey: key, RequestHash: "h-" + key, Version: 1}

@@ -11,8 +11,8 @@ import (
 
 var _ graph.Directory = (*DB)(nil)
 
-func (db *DB) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalFacts, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"id": id})
+func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string) (graph.PrincipalFacts, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"org": string(org), "id": id})
 	if err != nil {
 		return graph.PrincipalFacts{}, err
 	}
@@ -57,15 +57,15 @@ func (db *DB) writeWithAudit(ctx context.Context, name string, params map[string
 	return records, nil
 }
 
-func (db *DB) CreateAgent(ctx context.Context, a *graph.Agent, ev *graph.AuditEvent) error {
+func (db *DB) CreateAgent(ctx context.Context, org graph.Org, a *graph.Agent, ev *graph.AuditEvent) error {
 	_, err := db.writeWithAudit(ctx, "agent_create",
-		map[string]any{"id": a.ID, "owner_id": a.OwnerID, "created_at": a.CreatedAt.UTC()},
+		map[string]any{"org": string(org), "id": a.ID, "owner_id": a.OwnerID, "created_at": a.CreatedAt.UTC()},
 		ev, "", "agent "+a.ID+" exists")
 	return err
 }
 
-func (db *DB) GetAgent(ctx context.Context, id string) (*graph.Agent, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "agent_get", map[string]any{"id": id})
+func (db *DB) GetAgent(ctx context.Context, org graph.Org, id string) (*graph.Agent, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "agent_get", map[string]any{"org": string(org), "id": id})
 	if err != nil {
 		return nil, err
 	}
@@ -90,15 +90,15 @@ func agentOf(node, shares any) *graph.Agent {
 
 const agentChanged = "the agent changed while this request ran; retry"
 
-func (db *DB) SetOwner(ctx context.Context, id, expectedOwner, owner string, ev *graph.AuditEvent) error {
+func (db *DB) SetOwner(ctx context.Context, org graph.Org, id, expectedOwner, owner string, ev *graph.AuditEvent) error {
 	_, err := db.writeWithAudit(ctx, "agent_set_owner",
-		map[string]any{"id": id, "expected_owner": expectedOwner, "owner_id": owner}, ev, agentChanged, "")
+		map[string]any{"org": string(org), "id": id, "expected_owner": expectedOwner, "owner_id": owner}, ev, agentChanged, "")
 	return conflictIfGone(err)
 }
 
-func (db *DB) DeleteAgent(ctx context.Context, id, expectedOwner string, ev *graph.AuditEvent) (int, error) {
-	params := map[string]any{"id": id, "expected_owner": expectedOwner,
-		"group_ids": []string{graph.PrivateSpace(id).GroupID(), graph.PublicSpace(id).GroupID()}}
+func (db *DB) DeleteAgent(ctx context.Context, org graph.Org, id, expectedOwner string, ev *graph.AuditEvent) (int, error) {
+	params := map[string]any{"org": string(org), "org_prefix": org.Prefix(), "id": id, "expected_owner": expectedOwner,
+		"group_ids": []string{org.Private(id).GroupID(), org.Public(id).GroupID()}}
 	erased, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		var last []*neo4j.Record
 		// Two statements, so that the second reads the spaces after the first holds
@@ -130,30 +130,30 @@ func conflictIfGone(err error) error {
 	return err
 }
 
-func (db *DB) SetShare(ctx context.Context, agent, principal string, granted bool, expiresAt *time.Time, ev *graph.AuditEvent) error {
+func (db *DB) SetShare(ctx context.Context, org graph.Org, agent, principal string, granted bool, expiresAt *time.Time, ev *graph.AuditEvent) error {
 	query := "agent_unshare"
 	if granted {
 		query = "agent_share"
 	}
-	_, err := db.writeWithAudit(ctx, query, map[string]any{"agent": agent, "principal": principal, "expires_at": optTime(expiresAt)},
+	_, err := db.writeWithAudit(ctx, query, map[string]any{"org": string(org), "agent": agent, "principal": principal, "expires_at": optTime(expiresAt)},
 		ev, "agent not found", "")
 	return err
 }
 
-func (db *DB) LapseShares(ctx context.Context, limit int, audit func(agent, principal string, expiresAt time.Time) *graph.AuditEvent) (int, error) {
+func (db *DB) LapseShares(ctx context.Context, limit int, audit func(org graph.Org, agent, principal string, expiresAt time.Time) *graph.AuditEvent) (int, error) {
 	records, err := db.run(ctx, neo4j.AccessModeRead, "share_lapsed", map[string]any{"limit": int64(limit)})
 	if err != nil {
 		return 0, err
 	}
 	lapsed := 0
 	for _, r := range records {
-		agent, principal := str(r.Values[0]), str(r.Values[1])
+		agent, principal, org := str(r.Values[0]), str(r.Values[1]), graph.Org(str(r.Values[2]))
 		done, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-			marked, err := db.txRun(ctx, tx, "share_lapse", map[string]any{"agent": agent, "principal": principal})
+			marked, err := db.txRun(ctx, tx, "share_lapse", map[string]any{"org": string(org), "agent": agent, "principal": principal})
 			if err != nil || len(marked) == 0 {
 				return false, err
 			}
-			return true, db.txAudit(ctx, tx, audit(agent, principal, tm(marked[0].Values[0])))
+			return true, db.txAudit(ctx, tx, audit(org, agent, principal, tm(marked[0].Values[0])))
 		})
 		if err != nil {
 			return lapsed, err
@@ -165,21 +165,22 @@ func (db *DB) LapseShares(ctx context.Context, limit int, audit func(agent, prin
 	return lapsed, nil
 }
 
-func (db *DB) CreateTeam(ctx context.Context, name, owner string, ev *graph.AuditEvent) error {
-	_, err := db.writeWithAudit(ctx, "team_create", map[string]any{"name": name, "created_at": time.Now().UTC(), "owner_id": owner},
+func (db *DB) CreateTeam(ctx context.Context, org graph.Org, name, owner string, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "team_create", map[string]any{"org": string(org), "name": name, "created_at": time.Now().UTC(), "owner_id": owner},
 		ev, "", "team "+name+" exists")
 	return err
 }
 
-func (db *DB) TeamMemories(ctx context.Context, team string) (graph.Dissolution, error) {
-	params := map[string]any{"group_id": graph.TeamSpace(team).GroupID()}
-	d, _, err := dissolution(db.run(ctx, neo4j.AccessModeRead, "team_memories", params))
+func (db *DB) TeamMemories(ctx context.Context, org graph.Org, team string) (graph.Dissolution, error) {
+	params := map[string]any{"org": string(org), "group_id": org.Team(team).GroupID()}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "team_memories", params)
+	d, _, err := dissolution(org, records, err)
 	return d, err
 }
 
 // dissolution reads team_memories' answer: the counts, and the moves team_dissolve
 // makes.
-func dissolution(records []*neo4j.Record, err error) (graph.Dissolution, []map[string]any, error) {
+func dissolution(org graph.Org, records []*neo4j.Record, err error) (graph.Dissolution, []map[string]any, error) {
 	if err != nil {
 		return graph.Dissolution{}, nil, err
 	}
@@ -192,26 +193,27 @@ func dissolution(records []*neo4j.Record, err error) (graph.Dissolution, []map[s
 			continue
 		}
 		d.Moved[agent] = len(uuids)
-		moves = append(moves, map[string]any{"agent": agent, "uuids": uuids, "group_id": graph.PrivateSpace(agent).GroupID()})
+		moves = append(moves, map[string]any{"agent": agent, "uuids": uuids, "group_id": org.Private(agent).GroupID()})
 	}
 	return d, moves, nil
 }
 
-func (db *DB) DissolveTeam(ctx context.Context, team string, audit func(graph.Dissolution) *graph.AuditEvent) (graph.Dissolution, error) {
-	group := graph.TeamSpace(team).GroupID()
+func (db *DB) DissolveTeam(ctx context.Context, org graph.Org, team string, audit func(graph.Dissolution) *graph.AuditEvent) (graph.Dissolution, error) {
+	group := org.Team(team).GroupID()
 	out, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		locked, err := db.txRun(ctx, tx, "team_lock", map[string]any{"name": team, "group_id": group})
+		locked, err := db.txRun(ctx, tx, "team_lock", map[string]any{"org": string(org), "name": team, "group_id": group})
 		if err != nil {
 			return nil, err
 		}
 		if len(locked) == 0 || num(locked[0].Values[0]) == 0 {
 			return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
 		}
-		d, moves, err := dissolution(db.txRun(ctx, tx, "team_memories", map[string]any{"group_id": group}))
+		records, err := db.txRun(ctx, tx, "team_memories", map[string]any{"org": string(org), "group_id": group})
+		d, moves, err := dissolution(org, records, err)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := db.txRun(ctx, tx, "team_dissolve", map[string]any{"name": team, "group_id": group, "moves": moves}); err != nil {
+		if _, err := db.txRun(ctx, tx, "team_dissolve", map[string]any{"org": string(org), "name": team, "group_id": group, "moves": moves}); err != nil {
 			return nil, err
 		}
 		return d, db.txAudit(ctx, tx, audit(d))
@@ -222,8 +224,8 @@ func (db *DB) DissolveTeam(ctx context.Context, team string, audit func(graph.Di
 	return out.(graph.Dissolution), nil
 }
 
-func (db *DB) GetTeam(ctx context.Context, name string) (*graph.Team, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "team_get", map[string]any{"name": name})
+func (db *DB) GetTeam(ctx context.Context, org graph.Org, name string) (*graph.Team, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "team_get", map[string]any{"org": string(org), "name": name})
 	if err != nil {
 		return nil, err
 	}
@@ -240,8 +242,8 @@ func (db *DB) GetTeam(ctx context.Context, name string) (*graph.Team, error) {
 	return t, nil
 }
 
-func (db *DB) SetMember(ctx context.Context, team, principal string, role graph.Role, ev *graph.AuditEvent) error {
-	query, params := "team_member_remove", map[string]any{"team": team, "principal": principal}
+func (db *DB) SetMember(ctx context.Context, org graph.Org, team, principal string, role graph.Role, ev *graph.AuditEvent) error {
+	query, params := "team_member_remove", map[string]any{"org": string(org), "team": team, "principal": principal}
 	if role != "" {
 		query, params["role"] = "team_member_set", string(role)
 	}
@@ -249,8 +251,8 @@ func (db *DB) SetMember(ctx context.Context, team, principal string, role graph.
 	return err
 }
 
-func (db *DB) SetPromoter(ctx context.Context, principal string, promoter bool, ev *graph.AuditEvent) error {
-	_, err := db.writeWithAudit(ctx, "principal_set_promoter", map[string]any{"id": principal, "promoter": promoter},
+func (db *DB) SetPromoter(ctx context.Context, org graph.Org, principal string, promoter bool, ev *graph.AuditEvent) error {
+	_, err := db.writeWithAudit(ctx, "principal_set_promoter", map[string]any{"org": string(org), "id": principal, "promoter": promoter},
 		ev, "", "")
 	return err
 }

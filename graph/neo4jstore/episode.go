@@ -18,20 +18,21 @@ import (
 // random map order it can sit anywhere in the chain, and the fulltext filter, which
 // reads it for every hit, was measured 1.5x slower for it (BENCHMARKS.md).
 func episodeParams(e *graph.Episode) map[string]any {
-	holder, team := holders(e)
-	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "holder": holder, "team": team,
+	org, holder, team := holders(e)
+	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "org": org, "holder": holder, "team": team,
 		"authorized_at": optZeroTime(e.AuthorizedAt)}
 }
 
-// holders are what a write of e must hold (space_hold): the agent it is written for
-// (whose space it is, or whose memory it is in a team's, a shared or the global
-// space), and the team whose space it is; nil where there is none.
-func holders(e *graph.Episode) (agent, team any) {
+// holders are what a write of e must hold (space_hold), in the organization of its
+// space: the agent it is written for (whose space it is, or whose memory it is in a
+// team's, a shared or the global space), and the team whose space it is; nil where
+// there is none.
+func holders(e *graph.Episode) (org string, agent, team any) {
 	s, _ := graph.ParseGroupID(e.GroupID)
 	if e.AgentID != "" {
 		s.Agent = e.AgentID
 	}
-	return nullable(s.Agent), nullable(s.Team)
+	return string(s.Org), nullable(s.Agent), nullable(s.Team)
 }
 
 func episodeProps(e *graph.Episode) map[string]any {

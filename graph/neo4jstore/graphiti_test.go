@@ -17,7 +17,7 @@ func TestEpisodes_WrittenByGraphiti(t *testing.T) {
 	db := neo4jtest.DB(t)
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	space := graph.PublicSpace("graphiti-" + run)
+	space := graph.DefaultOrg.Public("graphiti-" + run)
 	id := uuid.NewString()
 	if err := neo4jtest.Run(neo4jtest.URI(t), `CREATE (:Episodic {uuid: $uuid, name: 'chat', group_id: $group,
 		source: 'message', source_description: 'a chat', content: 'user: Alice works at Acme.',

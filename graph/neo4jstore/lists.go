@@ -11,7 +11,7 @@ import (
 // The lists of agents, teams and entities.
 
 func (db *DB) ListAgents(ctx context.Context, q graph.AgentQuery) (graph.AgentPage, error) {
-	params := map[string]any{"requester": q.Requester, "all": q.All && q.Owner == "", "owner": nullable(q.Owner),
+	params := map[string]any{"org": string(q.Org), "requester": q.Requester, "all": q.All && q.Owner == "", "owner": nullable(q.Owner),
 		"mine": nullable(q.Requester), "limit": int64(q.Page.Limit + 1)}
 	if q.All || q.Owner != "" {
 		params["mine"] = nil
@@ -42,7 +42,7 @@ func (db *DB) ListAgents(ctx context.Context, q graph.AgentQuery) (graph.AgentPa
 }
 
 func (db *DB) ListTeams(ctx context.Context, q graph.TeamQuery) (graph.TeamPage, error) {
-	params := map[string]any{"requester": q.Requester, "all": q.All, "mine": nullable(q.Requester),
+	params := map[string]any{"org": string(q.Org), "requester": q.Requester, "all": q.All, "mine": nullable(q.Requester),
 		"limit": int64(q.Page.Limit + 1)}
 	if q.All {
 		params["mine"] = nil

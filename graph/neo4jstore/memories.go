@@ -23,6 +23,7 @@ func visParams(vis graph.Visible, params map[string]any) map[string]any {
 	}
 	params["group_ids"] = ids
 	params["any_agent_public"] = vis.AnyAgentPublic
+	params["public_prefix"] = vis.PublicPrefix()
 	return params
 }
 
@@ -104,7 +105,7 @@ func gone(e *graph.Episode) error {
 func (db *DB) txPublicWrite(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode, at time.Time) error {
 	day := at.UTC().Truncate(24 * time.Hour)
 	records, err := db.txRun(ctx, tx, "agent_public_write",
-		map[string]any{"agent": e.AgentID, "day": day.Format(time.DateOnly), "limit": int64(e.PublicQuota)})
+		map[string]any{"org": string(e.Space().Org), "agent": e.AgentID, "day": day.Format(time.DateOnly), "limit": int64(e.PublicQuota)})
 	switch {
 	case err != nil:
 		return err
@@ -316,8 +317,8 @@ func (db *DB) UpdateEpisode(ctx context.Context, id string, vis graph.Visible, k
 		moved := next.GroupID != e.GroupID
 		requeue := moved || next.Content != e.Content
 		if moved {
-			holder, team := holders(next)
-			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"holder": holder, "team": team,
+			org, holder, team := holders(next)
+			held, err := db.txRun(ctx, tx, "episode_move_hold", map[string]any{"org": org, "holder": holder, "team": team,
 				"authorized_at": optZeroTime(next.AuthorizedAt)})
 			if err != nil {
 				return nil, err

@@ -21,7 +21,7 @@ func TestNeighbourhoods_BothPlans(t *testing.T) {
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	mine, theirs := graph.PrivateSpace("nb-a-"+run), graph.PrivateSpace("nb-b-"+run)
+	mine, theirs := graph.DefaultOrg.Private("nb-a-"+run), graph.DefaultOrg.Private("nb-b-"+run)
 	now := time.Now().UTC()
 	entity := func(space graph.Space, name string) *graph.EntityNode {
 		return &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(), Type: "Person",

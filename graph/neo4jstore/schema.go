@@ -12,7 +12,7 @@ import (
 )
 
 // Migrate applies every schema statement (each is idempotent), fills in what older
-// versions did not record (authorship_backfill), and records the schema version. dimensions is the embedder's vector size; Migrate refuses to run when an
+// versions did not record (authorship_backfill, org_backfill), and records the schema version. dimensions is the embedder's vector size; Migrate refuses to run when an
 // existing vector index was built for another size, since mixing sizes would break
 // every vector search, and rebuilds one built quantized or with other HNSW settings
 // (see 003_vector).
@@ -64,8 +64,10 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			}
 		}
 	}
-	if _, err := db.run(ctx, neo4j.AccessModeWrite, "authorship_backfill", nil); err != nil {
-		return err
+	for _, backfill := range []string{"authorship_backfill", "org_backfill"} {
+		if _, err := db.run(ctx, neo4j.AccessModeWrite, backfill, nil); err != nil {
+			return err
+		}
 	}
 	version := migrations[len(migrations)-1].Version
 	if _, err := db.run(ctx, neo4j.AccessModeWrite, "schema_version_set", map[string]any{"version": version}); err != nil {

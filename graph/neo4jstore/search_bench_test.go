@@ -81,7 +81,7 @@ func newWorld(run string) *world {
 // questions about them are asked.
 func (w *world) watch(agent string) *searchCorpus {
 	c := &searchCorpus{owner: "sb-owner-" + w.run, agent: agent,
-		visible: []string{graph.PrivateSpace(agent).GroupID(), graph.PublicSpace(agent).GroupID()}}
+		visible: []string{graph.DefaultOrg.Private(agent).GroupID(), graph.DefaultOrg.Public(agent).GroupID()}}
 	w.watched[agent] = c
 	return c
 }
@@ -109,9 +109,9 @@ func (w *world) grow(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, agen
 	people := max(4, (first+n)/4)
 	var fs []*graph.Fact
 	for i := first; i < first+n; i++ {
-		space := graph.PrivateSpace(agent)
+		space := graph.DefaultOrg.Private(agent)
 		if i%2 == 1 {
-			space = graph.PublicSpace(agent)
+			space = graph.DefaultOrg.Public(agent)
 		}
 		p := person(space, r.Intn(people))
 		var target *graph.EntityNode
@@ -308,7 +308,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	requesters := map[string]*searchCorpus{}
 	for _, shape := range searchShapes {
 		c := w.watch(fmt.Sprintf("sb-%s-%s", w.run, shape.name))
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: c.agent, OwnerID: c.owner, CreatedAt: time.Now()}, nil); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: c.agent, OwnerID: c.owner, CreatedAt: time.Now()}, nil); err != nil {
 			b.Fatal(err)
 		}
 		requesters[shape.name] = c
@@ -448,11 +448,11 @@ func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *sea
 		}},
 		{"floor", func() error { // the store calls of fused, in its order
 			q, v := next()
-			if _, err := db.ResolvePrincipal(ctx, c.owner); err != nil {
+			if _, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, c.owner); err != nil {
 				return err
 			}
 			agent := make(chan error, 1)
-			go func() { _, err := db.GetAgent(ctx, c.agent); agent <- err }()
+			go func() { _, err := db.GetAgent(ctx, graph.DefaultOrg, c.agent); agent <- err }()
 			small, err := db.SearchSmall(ctx, graph.Retrieval{Text: q, Vector: v, Facts: true, Entities: true, Episodes: true}, vis, none, 10)
 			if err == nil && small == nil {
 				err = each(q, v)

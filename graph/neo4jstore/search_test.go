@@ -22,9 +22,9 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	mine, theirs := graph.PrivateSpace("search-a-"+run), graph.PrivateSpace("search-b-"+run)
+	mine, theirs := graph.DefaultOrg.Private("search-a-"+run), graph.DefaultOrg.Private("search-b-"+run)
 	for _, s := range []graph.Space{mine, theirs} {
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestFactsByVector_BothPlans(t *testing.T) {
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	mine, theirs := graph.PrivateSpace("vec-a-"+run), graph.PrivateSpace("vec-b-"+run)
+	mine, theirs := graph.DefaultOrg.Private("vec-a-"+run), graph.DefaultOrg.Private("vec-b-"+run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	now := time.Now().UTC()
 	write := func(space graph.Space, texts ...string) {
@@ -164,9 +164,9 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	mine, theirs, big := graph.PrivateSpace("small-a-"+run), graph.PublicSpace("small-b-"+run), graph.PrivateSpace("small-c-"+run)
+	mine, theirs, big := graph.DefaultOrg.Private("small-a-"+run), graph.DefaultOrg.Public("small-b-"+run), graph.DefaultOrg.Private("small-c-"+run)
 	for _, s := range []graph.Space{mine, theirs, big} {
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-func (db *DB) AuditExpiredShareUse(ctx context.Context, agent, principal string, ev *graph.AuditEvent) (bool, error) {
+func (db *DB) AuditExpiredShareUse(ctx context.Context, org graph.Org, agent, principal string, ev *graph.AuditEvent) (bool, error) {
 	done, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		marked, err := db.txRun(ctx, tx, "share_use_audit", map[string]any{"agent": agent, "principal": principal})
+		marked, err := db.txRun(ctx, tx, "share_use_audit", map[string]any{"org": string(org), "agent": agent, "principal": principal})
 		if err != nil || len(marked) == 0 {
 			return false, err
 		}

@@ -35,11 +35,11 @@ func newSummaryWorld(t *testing.T) *summaryWorld {
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
 	agent := "sum-" + run
-	if err := db.CreateAgent(context.Background(), &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+	if err := db.CreateAgent(context.Background(), graph.DefaultOrg, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	w := &summaryWorld{t: t, db: db, llm: llmtest.New(), word: "quokka" + run,
-		public: graph.PublicSpace(agent).GroupID(), hidden: graph.PrivateSpace(agent).GroupID()}
+		public: graph.DefaultOrg.Public(agent).GroupID(), hidden: graph.DefaultOrg.Private(agent).GroupID()}
 	t.Cleanup(w.llm.Close)
 	person := func(summary string) map[string]any {
 		return map[string]any{"name": "Dana Reyes", "type": "Person", "summary": summary}

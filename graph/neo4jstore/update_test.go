@@ -20,10 +20,10 @@ func TestUpdateEpisode_WhileProcessing(t *testing.T) {
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
 	agent := "upd-" + run
-	if err := db.CreateAgent(ctx, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+	if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	space := graph.PrivateSpace(agent).GroupID()
+	space := graph.DefaultOrg.Private(agent).GroupID()
 	vis := graph.Visible{GroupIDs: []string{space}}
 	e := &graph.Episode{UUID: uuid.NewString(), Name: "n", GroupID: space, AgentID: agent, Source: graph.SourceText,
 		Content: "Alice works at Acme.", CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
@@ -90,10 +90,10 @@ func TestComplete_RefusesAnExtractionOfAnotherSpaceOrText(t *testing.T) {
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
 	agent := "stale-" + run
-	if err := db.CreateAgent(ctx, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+	if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	private, public := graph.PrivateSpace(agent).GroupID(), graph.PublicSpace(agent).GroupID()
+	private, public := graph.DefaultOrg.Private(agent).GroupID(), graph.DefaultOrg.Public(agent).GroupID()
 	vis := graph.Visible{GroupIDs: []string{private, public}}
 	e := &graph.Episode{UUID: uuid.NewString(), Name: "n", GroupID: public, AgentID: agent, Source: graph.SourceText,
 		Content: "Alice works at Acme.", ContentHash: "h1", CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}

@@ -37,7 +37,7 @@ func BenchmarkWrites(b *testing.B) {
 	agents := make([]string, 50)
 	for i := range agents {
 		agents[i] = fmt.Sprintf("wb-%s-%02d", run, i)
-		if err := db.CreateAgent(ctx, &graph.Agent{ID: agents[i], OwnerID: owner, CreatedAt: time.Now()}, nil); err != nil {
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agents[i], OwnerID: owner, CreatedAt: time.Now()}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,15 +110,15 @@ func BenchmarkWrites(b *testing.B) {
 		episode := func() *graph.Episode {
 			i++
 			now := time.Now().UTC()
-			space := graph.PrivateSpace(agents[i%len(agents)])
+			space := graph.DefaultOrg.Private(agents[i%len(agents)])
 			return &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent,
 				Source: graph.SourceText, Content: text(i), CreatedAt: now, ValidAt: now, Status: graph.StatusQueued,
 				Name: "bench", RequesterID: owner, Version: 1, IdempotencyKey: uuid.NewString(), RequestHash: "bench"}
 		}
 		sideBySide(b,
 			variant{"transaction", func() error { return db.CreateEpisodes(ctx, []*graph.Episode{episode()})[0].Err }},
-			variant{"principal", func() error { _, err := db.ResolvePrincipal(ctx, owner); return err }},
-			variant{"agent", func() error { _, err := db.GetAgent(ctx, agents[0]); return err }},
+			variant{"principal", func() error { _, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, owner); return err }},
+			variant{"agent", func() error { _, err := db.GetAgent(ctx, graph.DefaultOrg, agents[0]); return err }},
 			variant{"idempotency", func() error { _, _, err := db.ByIdempotencyKey(ctx, episode()); return err }},
 		)
 	})

@@ -153,8 +153,8 @@ func AuditEvent(run string) func() *graph.AuditEvent {
 
 // forget erases what one test stored: every node of a space, agent, team or principal
 // whose id contains the test's mark, the episodes of such agents (promoted copies
-// included), and the audit events about them; then the global space's entities that
-// no episode mentions any more.
+// included), and the audit events about them; then the entities of the global spaces
+// (every organization's) that no episode mentions any more.
 const forget = `
 MATCH (n)
 WHERE n.group_id CONTAINS $mark
@@ -174,7 +174,7 @@ CALL (a) { DETACH DELETE a } IN TRANSACTIONS OF 1000 ROWS`
 // A seeded conflict's entities mention no episode either; the test that seeded them
 // erases them when it ends (SeedConflict), not another test before that.
 const forgetOrphans = `
-MATCH (n:Entity {group_id: 'global'}) WHERE NOT (n)<-[:MENTIONS]-() AND n.seeded IS NULL
+MATCH (n:Entity) WHERE (n.group_id = 'global' OR n.group_id ENDS WITH '_global') AND NOT (n)<-[:MENTIONS]-() AND n.seeded IS NULL
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
 // ForgetEventsAbout erases, when the test ends, the audit events naming ids. Forget
