@@ -36,6 +36,8 @@ func bindingServer(t *testing.T) (srv string, key *idptest.Key, suffix string, r
 		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
 		{Name: "app1", SHA256: access.HashKey("key-app1"), Requesters: []string{"app1-*"}},
 		{Name: "unbound", SHA256: access.HashKey("key-unbound")},
+		{Name: "globex-host", SHA256: access.HashKey("key-globex"), Trusted: true, Org: "globex"},
+		{Name: "globex-ops", SHA256: access.HashKey("key-globex-admin"), Trusted: true, Admin: true, Org: "globex"},
 	}, v, func(*service.Service) {})
 	suffix = randomSuffix()
 	neo4jtest.Forget(t, suffix)

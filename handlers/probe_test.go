@@ -16,7 +16,9 @@ import (
 // TestProbe_NoLeaks is the red team's sweep, black-box over HTTP and MCP: nine
 // principals (trusted keys, an admin key, a confined key bound to app1-*, an end user
 // with a JWT), each with an agent whose private and public memories carry words of
-// their own, a team, a share. Every principal then asks every id route for every id
+// their own, a team, a share; and five principals of a second organization (globex)
+// with the same requester ids, the same agent ids and a team of the same name, whose
+// memories carry words of theirs. Every principal then asks every id route for every id
 // (memories, facts, entities, agents, the team), lists and searches every agent, over
 // REST and MCP, tries what it may not change, and a forged requester is tried through
 // each kind of credential. Expected: no planted word in any answer to a principal who
@@ -30,30 +32,53 @@ func TestProbe_NoLeaks(t *testing.T) {
 	base, idpKey, suffix, root := bindingServer(t)
 	id := func(name string) string { return name + "-" + suffix }
 
-	// The principals, each through its credential.
+	// The principals, each through its credential. globex- names are the second
+	// organization's: the same requester id as the name after the prefix.
 	type principal struct {
-		c     client
-		agent string
+		c                     client
+		requester, agent, org string
 	}
 	key := map[string]string{"trusted": matrixKeys["trusted"], "app1": "key-app1"}
-	names := []string{"alice", "bob", "carol", "dave", "mallory", "app1-frank", "app1-gina", "jwt-hank", "root"}
+	names := []string{"alice", "bob", "carol", "dave", "mallory", "app1-frank", "app1-gina", "jwt-hank", "root",
+		"globex-alice", "globex-bob", "globex-carol", "globex-dave", "globex-root"}
 	ps := map[string]*principal{}
+	exists := map[string]bool{} // org + "/" + agent id
 	for _, n := range names {
-		c := client{t: t, base: base, key: key["trusted"], requester: id(n)}
+		name, org := n, ""
+		if rest, ok := strings.CutPrefix(n, "globex-"); ok {
+			name, org = rest, "globex"
+		}
+		c := client{t: t, base: base, key: key["trusted"], requester: id(name)}
 		switch {
 		case n == "root":
 			c = root
+		case n == "globex-root":
+			c.key = "key-globex-admin"
+		case org == "globex":
+			c.key = "key-globex"
 		case strings.HasPrefix(n, "app1-"):
 			c.key = key["app1"]
 		case strings.HasPrefix(n, "jwt-"):
 			c = client{t: t, base: base, key: idpKey.Token(t, id(n))} // no X-Requester-Id
 		}
-		ps[n] = &principal{c: c, agent: id(n + "-ag")}
+		ps[n] = &principal{c: c, requester: id(name), agent: id(name + "-ag"), org: org}
+		exists[org+"/"+ps[n].agent] = true
 	}
+	// prefix is the start of the group_ids of an organization's spaces.
+	prefix := func(org string) string {
+		if org == "" {
+			return ""
+		}
+		return "org-" + org + "_"
+	}
+	// The same team name in both organizations: carol writes, dave reads.
 	team := id("probe-team")
-	root.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
-	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("carol"), map[string]any{"role": "writer"}, nil)
-	root.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("dave"), map[string]any{"role": "reader"}, nil)
+	for _, org := range []string{"", "globex"} {
+		admin := ps[strings.TrimPrefix(org+"-root", "-")].c
+		admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
+		admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("carol"), map[string]any{"role": "writer"}, nil)
+		admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+id("dave"), map[string]any{"role": "reader"}, nil)
+	}
 
 	// The world: per agent a private and a public memory, each with a word found
 	// nowhere else (capitalised, so extraction makes entities and facts of it); carol's
@@ -66,9 +91,9 @@ func TestProbe_NoLeaks(t *testing.T) {
 	for _, name := range names {
 		p := ps[name]
 		p.c.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": p.agent}, nil)
-		scopes = append(scopes, "agent-"+p.agent+"-")
+		scopes = append(scopes, prefix(p.org)+"agent-"+p.agent+"-")
 		for _, visibility := range []string{"private", "public"} {
-			s := &seed{word: word(), space: visibility, agent: p.agent, owner: name}
+			s := &seed{word: word(), space: visibility, agent: p.agent, owner: name, org: p.org}
 			if visibility == "private" {
 				s.readers = map[string]bool{name: true}
 			}
@@ -94,13 +119,16 @@ func TestProbe_NoLeaks(t *testing.T) {
 		s.memory = a.ID
 		withdrawn[how] = s
 	}
-	teamSeed := &seed{word: word(), space: "team", agent: ps["carol"].agent, owner: "carol",
-		readers: map[string]bool{"carol": true, "dave": true}}
 	var a added
-	ps["carol"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps["carol"].agent,
-		"visibility": "team", "team": team, "messages": teamSeed.word + " lives in " + word() + "."}, &a)
-	teamSeed.memory = a.ID
-	seeds = append(seeds, teamSeed)
+	for _, org := range []string{"", "globex"} {
+		carol, dave := strings.TrimPrefix(org+"-carol", "-"), strings.TrimPrefix(org+"-dave", "-")
+		teamSeed := &seed{word: word(), space: "team", agent: ps[carol].agent, owner: carol, org: org,
+			readers: map[string]bool{carol: true, dave: true}}
+		ps[carol].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps[carol].agent,
+			"visibility": "team", "team": team, "messages": teamSeed.word + " lives in " + word() + "."}, &a)
+		teamSeed.memory = a.ID
+		seeds = append(seeds, teamSeed)
+	}
 	ps["alice"].c.must(http.StatusNoContent, "PUT", "/v1/agents/"+ps["alice"].agent+"/shares/"+id("bob"), nil, nil)
 	seeds[0].readers["bob"] = true // alice's private seed
 	// alice's shared space: hers alone, whoever else reads her agent's private one.
@@ -114,13 +142,13 @@ func TestProbe_NoLeaks(t *testing.T) {
 	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{version.word}}, nil)
 	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{"current"}}, nil)
 	seeds = append(seeds, version)
-	ingest(t, append(scopes, "team-"+team, "user-"+id("alice")+"-shared")...)
+	ingest(t, append(scopes, "team-"+team, "org-globex_team-"+team, "user-"+id("alice")+"-shared")...)
 
 	// Every memory done, then the ids of the facts and entities each space holds, read
 	// by a reader of it.
 	facts, entities := map[string]*seed{}, map[string]*seed{}
 	for _, s := range seeds {
-		reader := ps["carol"].c
+		reader := ps[s.owner].c
 		for r := range s.readers {
 			reader = ps[r].c
 		}
@@ -150,10 +178,10 @@ func TestProbe_NoLeaks(t *testing.T) {
 	// A conflict held for review in each seed's space, its facts naming the seed's word.
 	conflicts := map[string]*seed{}
 	for _, s := range seeds[:len(seeds)-1] { // the version seed shares alice's private space
-		group := "agent-" + s.agent + "-" + s.space
+		group := prefix(s.org) + "agent-" + s.agent + "-" + s.space
 		switch s.space {
 		case "team":
-			group = "team-" + team
+			group = prefix(s.org) + "team-" + team
 		case "shared":
 			group = "user-" + id("alice") + "-shared"
 		}
@@ -164,8 +192,11 @@ func TestProbe_NoLeaks(t *testing.T) {
 	withdrawn["deleted"].readers, withdrawn["expired"].readers = map[string]bool{}, map[string]bool{}
 	withdrawn["moved"].readers, withdrawn["moved"].space = map[string]bool{"bob": true}, "private"
 	seeds = append(seeds, withdrawn["deleted"], withdrawn["expired"], withdrawn["moved"])
-	mayRead := func(p string, s *seed) bool { return s.readers == nil || s.readers[p] }
-	member := func(p string) bool { return p == "carol" || p == "dave" } // of the team
+	// Nothing of one organization is another's to read: public is public within one.
+	mayRead := func(p string, s *seed) bool { return ps[p].org == s.org && (s.readers == nil || s.readers[p]) }
+	member := func(p string) bool { return strings.HasSuffix(p, "carol") || strings.HasSuffix(p, "dave") } // of its own organization's team
+	admin := func(p string) bool { return strings.HasSuffix(p, "root") }
+	sees := func(p, agent string) bool { return exists[ps[p].org+"/"+agent] } // an agent of its organization
 
 	// The sweep. Each answer is scanned for the words its reader may not see.
 	forbidden := map[string]int{} // 403s per requester named
@@ -239,7 +270,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 			for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent,
 				"/v1/conflicts?agent_id=" + agent} {
 				status, body := c.do("GET", path, nil)
-				check(who, "GET "+path, status, body, true, false)
+				check(who, "GET "+path, status, body, sees(who, agent), false)
 			}
 			var words []string
 			for _, s := range seeds {
@@ -247,20 +278,20 @@ func TestProbe_NoLeaks(t *testing.T) {
 			}
 			status, body := c.do("POST", "/v1/memories/search", map[string]any{"agent_id": agent,
 				"query": strings.Join(words, " "), "scopes": []string{"team:" + team, "global"}})
-			check(who, "search "+agent, status, body, member(who), false) // a team scope it cannot read: 404
-			if other != who {
-				if who != "root" { // an admin host may transfer: the world would change
-					status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": id(who)})
-					check(who, "transfer "+agent, status, body, true, true)
+			check(who, "search "+agent, status, body, member(who) && sees(who, agent), false) // a team scope it cannot read: 404
+			if agent != ps[who].agent { // not its own agent (the same id in the other organization is)
+				if !admin(who) { // an admin host may transfer: the world would change
+					status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": ps[who].requester})
+					check(who, "transfer "+agent, status, body, sees(who, agent), true)
 				}
 				status, body = c.do("PUT", "/v1/agents/"+agent+"/shares/"+id("mallory"), nil)
-				check(who, "share "+agent, status, body, true, true)
+				check(who, "share "+agent, status, body, sees(who, agent), true)
 			}
 		}
 		status, body := c.do("GET", "/v1/teams/"+team, nil)
-		check(who, "GET team", status, body, member(who) || who == "root", false)
+		check(who, "GET team", status, body, member(who) || admin(who), false)
 		status, body = c.do("DELETE", "/v1/teams/"+team+"?dry_run=true", nil)
-		check(who, "dissolve team (dry run)", status, body, member(who) || who == "root", member(who)) // root owns it
+		check(who, "dissolve team (dry run)", status, body, member(who) || admin(who), member(who)) // root owns it
 
 		// MCP: the same reads, and the refused delete.
 		session := mcpSession(t, base, c.key, c.requester)
@@ -287,12 +318,12 @@ func TestProbe_NoLeaks(t *testing.T) {
 		for _, other := range names {
 			var out json.RawMessage
 			ok := callTool(t, session, "list_memories", map[string]any{"agent_id": ps[other].agent}, &out)
-			check(who, "MCP list_memories "+other, toolStatus(ok, out), out, true, false)
+			check(who, "MCP list_memories "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
 			ok = callTool(t, session, "list_conflicts", map[string]any{"agent_id": ps[other].agent}, &out)
-			check(who, "MCP list_conflicts "+other, toolStatus(ok, out), out, true, false)
+			check(who, "MCP list_conflicts "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
 			ok = callTool(t, session, "search_memory", map[string]any{"agent_id": ps[other].agent, "query": "works at lives in",
 				"scopes": []string{"team:" + team}}, &out)
-			check(who, "MCP search_memory "+other, toolStatus(ok, out), out, member(who), false)
+			check(who, "MCP search_memory "+other, toolStatus(ok, out), out, member(who) && sees(who, ps[other].agent), false)
 		}
 	}
 
@@ -314,9 +345,13 @@ func TestProbe_NoLeaks(t *testing.T) {
 		check(who, "forged DELETE agent", status, body, true, true)
 	}
 
-	// Every 403 is one denial event, per requester.
+	// Every 403 is one denial event, per requester, in its organization's audit log.
 	total403, totalEvents := 0, 0
 	for _, who := range names {
+		root := root
+		if ps[who].org == "globex" {
+			root = ps["globex-root"].c
+		}
 		events := 0
 		for _, kind := range []string{"namespace_denied", "requester_denied"} {
 			for cursor := ""; ; {
@@ -324,7 +359,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 					Events     []json.RawMessage `json:"events"`
 					NextCursor string            `json:"next_cursor"`
 				}
-				q := url.Values{"kind": {kind}, "actor": {id(who)}, "limit": {"100"}, "cursor": {cursor}}
+				q := url.Values{"kind": {kind}, "actor": {ps[who].requester}, "limit": {"100"}, "cursor": {cursor}}
 				root.must(http.StatusOK, "GET", "/v1/audit?"+q.Encode(), nil, &page)
 				events += len(page.Events)
 				if cursor = page.NextCursor; cursor == "" {
@@ -333,7 +368,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 			}
 		}
 		if events != forbidden[who] {
-			t.Errorf("%s: %d requests refused with 403, %d denial events", who, forbidden[who], events)
+			t.Errorf("%s: %d requests refused with 403, %d denial events in its organization", who, forbidden[who], events)
 		}
 		total403, totalEvents = total403+forbidden[who], totalEvents+events
 	}
@@ -343,6 +378,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 
 // seed is a memory of the probe's world and the word only it says.
 type seed struct {
+	org                 string // "" or globex
 	word, space, memory string
 	agent, owner        string          // the agent whose memory it is, the principal who may change it
 	readers             map[string]bool // principals who may read it; nil: everyone
