@@ -2,6 +2,7 @@ package neo4jstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -260,4 +261,187 @@ func BenchmarkPrincipal(b *testing.B) {
 			return nil
 		}},
 	)
+}
+
+// The directory of BenchmarkResolvePrincipal: agents over owners, teams of members,
+// share grants (some lapsed), among users who are all principals.
+const (
+	dirAgents  = 2_000
+	dirOwners  = 500 // the requester among them
+	dirUsers   = 1_000
+	dirTeams   = 200
+	dirMembers = 10 // per team
+	dirShares  = 1_000
+)
+
+// directory writes the directory of BenchmarkResolvePrincipal under run in a few
+// batched statements and returns the requester: it owns 10 agents, is a member of 5
+// teams and holds 7 shares, 5 live (3 without an end, 2 until next month) and 2
+// lapsed. The other users own the other agents (about 4 each), fill the teams and
+// hold the other shares, a fifth of them lapsed and a third of the rest time-bounded.
+func directory(b *testing.B, run string) string {
+	b.Helper()
+	r := rand.New(rand.NewSource(1))
+	now := time.Now().UTC()
+	lapsed, bounded := now.Add(-time.Hour), now.Add(30*24*time.Hour)
+	requester := fmt.Sprintf("rp-%s-requester", run)
+	user := func(i int) string { return fmt.Sprintf("rp-%s-u%04d", run, i) }
+	principals := []map[string]any{{"id": requester}}
+	for i := 0; i < dirUsers; i++ {
+		principals = append(principals, map[string]any{"id": user(i)})
+	}
+	owner := map[string]string{} // by agent
+	var agents, others []map[string]any
+	for i := 0; i < dirAgents; i++ {
+		id, o := fmt.Sprintf("rp-%s-a%04d", run, i), requester
+		if i >= 10 {
+			o = user(i % (dirOwners - 1))
+			others = append(others, map[string]any{"id": id})
+		}
+		owner[id] = o
+		agents = append(agents, map[string]any{"id": id, "owner_id": o, "created_at": now})
+	}
+	var teams, members []map[string]any
+	for t := 0; t < dirTeams; t++ {
+		name := fmt.Sprintf("rp-%s-t%03d", run, t)
+		teams = append(teams, map[string]any{"name": name, "owner_id": user(r.Intn(dirUsers)), "created_at": now})
+		in := r.Perm(dirUsers)[:dirMembers]
+		for k, u := range in {
+			p := user(u)
+			if t < 5 && k == 0 {
+				p = requester
+			}
+			members = append(members, map[string]any{"team": name, "principal": p, "role": []string{"reader", "writer"}[r.Intn(2)]})
+		}
+	}
+	var shares []map[string]any
+	granted := map[[2]string]bool{}
+	share := func(agent, principal string, expires any) {
+		granted[[2]string{agent, principal}] = true
+		shares = append(shares, map[string]any{"agent": agent, "principal": principal, "granted_at": now, "expires_at": expires})
+	}
+	for k, expires := range []any{nil, nil, nil, bounded, bounded, lapsed, lapsed} {
+		share(others[k*97]["id"].(string), requester, expires)
+	}
+	for len(shares) < dirShares {
+		agent, principal := others[r.Intn(len(others))]["id"].(string), user(r.Intn(dirUsers))
+		if principal == owner[agent] || granted[[2]string{agent, principal}] {
+			continue
+		}
+		var expires any
+		switch k := r.Intn(10); {
+		case k < 2:
+			expires = lapsed
+		case k < 5:
+			expires = bounded
+		}
+		share(agent, principal, expires)
+	}
+	uri := neo4jtest.URI(b)
+	for _, w := range []struct {
+		statement string
+		rows      []map[string]any
+	}{
+		{`UNWIND $rows AS r CREATE (:Principal {id: r.id, promoter: false})`, principals},
+		{`UNWIND $rows AS r CREATE (:Agent {id: r.id, owner_id: r.owner_id, created_at: r.created_at})`, agents},
+		{`UNWIND $rows AS r CREATE (:Team {name: r.name, owner_id: r.owner_id, created_at: r.created_at})`, teams},
+		{`UNWIND $rows AS r MATCH (p:Principal {id: r.principal}), (t:Team {name: r.team})
+		  CREATE (p)-[:MEMBER_OF {role: r.role}]->(t)`, members},
+		{`UNWIND $rows AS r MATCH (a:Agent {id: r.agent}), (p:Principal {id: r.principal})
+		  CREATE (a)-[:SHARED_WITH {granted_at: r.granted_at, expires_at: r.expires_at}]->(p)`, shares},
+	} {
+		if err := neo4jtest.Run(uri, w.statement, map[string]any{"rows": w.rows}); err != nil {
+			b.Fatalf("writing the directory: %v", err)
+		}
+	}
+	return requester
+}
+
+// BenchmarkResolvePrincipal measures principal resolution (principal_resolve), the
+// query every request runs first, in a directory of 2,000 agents over 500 owners,
+// 200 teams of 10 and 1,000 shares (directory says how they fall): for a requester
+// with 10 agents, 5 teams, 5 live shares and 2 lapsed (known), and for one the
+// directory does not hold (unknown), by 1 and by 16 concurrent callers. Each
+// resolution is timed on its own; the benchmark reports their p50 and p99 in
+// milliseconds and the resolutions per second. The directory is written in batches
+// and erased when the benchmark ends.
+func BenchmarkResolvePrincipal(b *testing.B) {
+	db := neo4jtest.DB(b)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(b, run)
+	start := time.Now()
+	requester := directory(b, run)
+	b.Logf("directory written in %v", time.Since(start).Round(time.Millisecond))
+	resolve := map[string]func() error{
+		"known": func() error {
+			f, err := db.ResolvePrincipal(ctx, requester)
+			if err == nil && (len(f.Owns) != 10 || len(f.Teams) != 5 || len(f.SharedWith) != 5 || len(f.ExpiredShares) != 2) {
+				err = fmt.Errorf("%d agents, %d teams, %d shares, %d lapsed; want 10, 5, 5, 2",
+					len(f.Owns), len(f.Teams), len(f.SharedWith), len(f.ExpiredShares))
+			}
+			return err
+		},
+		"unknown": func() error {
+			f, err := db.ResolvePrincipal(ctx, "rp-"+run+"-unknown")
+			if err == nil && (f.Promoter || len(f.Owns)+len(f.Teams)+len(f.SharedWith)+len(f.ExpiredShares) != 0) {
+				err = fmt.Errorf("an unknown requester resolved to %+v", f)
+			}
+			return err
+		},
+	}
+	// Ten seconds of both at 16 callers first: the JIT, the caches and a full pool.
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for warm := time.Now(); time.Since(warm) < 10*time.Second && errs[w] == nil; {
+				errs[w] = errors.Join(resolve["known"](), resolve["unknown"]())
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	for _, who := range []string{"known", "unknown"} {
+		for _, callers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/callers-%d", who, callers), func(b *testing.B) { resolutions(b, callers, resolve[who]) })
+		}
+	}
+}
+
+// resolutions makes b.N calls over callers goroutines (caller c makes calls c,
+// c+callers, ...), times each, and reports their p50 and p99 in milliseconds and the
+// calls per second.
+func resolutions(b *testing.B, callers int, call func() error) {
+	took := make([]time.Duration, b.N)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := c; n < b.N && errs[c] == nil; n += callers {
+				t := time.Now()
+				errs[c] = call()
+				took[n] = time.Since(t)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(took[len(took)/2]), "p50_ms")
+	b.ReportMetric(ms(took[len(took)*99/100]), "p99_ms")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "resolutions/s")
 }
