@@ -279,7 +279,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 			status, body := c.do("POST", "/v1/memories/search", map[string]any{"agent_id": agent,
 				"query": strings.Join(words, " "), "scopes": []string{"team:" + team, "global"}})
 			check(who, "search "+agent, status, body, member(who) && sees(who, agent), false) // a team scope it cannot read: 404
-			if agent != ps[who].agent { // not its own agent (the same id in the other organization is)
+			if agent != ps[who].agent {                                                       // not its own agent (the same id in the other organization is)
 				if !admin(who) { // an admin host may transfer: the world would change
 					status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": ps[who].requester})
 					check(who, "transfer "+agent, status, body, sees(who, agent), true)

@@ -375,7 +375,7 @@ func BenchmarkResolvePrincipal(b *testing.B) {
 	b.Logf("directory written in %v", time.Since(start).Round(time.Millisecond))
 	resolve := map[string]func() error{
 		"known": func() error {
-			f, err := db.ResolvePrincipal(ctx, requester)
+			f, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, requester)
 			if err == nil && (len(f.Owns) != 10 || len(f.Teams) != 5 || len(f.SharedWith) != 5 || len(f.ExpiredShares) != 2) {
 				err = fmt.Errorf("%d agents, %d teams, %d shares, %d lapsed; want 10, 5, 5, 2",
 					len(f.Owns), len(f.Teams), len(f.SharedWith), len(f.ExpiredShares))
