@@ -383,7 +383,7 @@ func BenchmarkResolvePrincipal(b *testing.B) {
 			return err
 		},
 		"unknown": func() error {
-			f, err := db.ResolvePrincipal(ctx, "rp-"+run+"-unknown")
+			f, err := db.ResolvePrincipal(ctx, graph.DefaultOrg, "rp-"+run+"-unknown")
 			if err == nil && (f.Promoter || len(f.Owns)+len(f.Teams)+len(f.SharedWith)+len(f.ExpiredShares) != 0) {
 				err = fmt.Errorf("an unknown requester resolved to %+v", f)
 			}
