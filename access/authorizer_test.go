@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -48,6 +49,8 @@ func hostOf(kind string) access.Host {
 		return access.Host{Name: "ops", Trusted: true, Admin: true}
 	case "confined":
 		return access.Host{Name: "plugin"}
+	case "asserting":
+		return access.Host{Name: "team-host", Trusted: true, AssertTeams: true}
 	}
 	return access.Host{Name: "agent-host", Trusted: true}
 }
@@ -104,6 +107,15 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	pol, m, w := pt.pol, pt.m, pt.m.World
 	pr := m.Principals[c.Principal]
 	p, own := access.NewPrincipal(pr.Requester, hostOf(pr.Host), worldFacts(w, pr.Requester)), pr.Agent
+	if pr.Asserts != "" { // the teams its host asserts, of those the world has
+		asserted, err := access.ParseAssertedTeams(pr.Asserts)
+		if err != nil {
+			return "matrix: " + err.Error()
+		}
+		if p, err = p.Assert(asserted, slices.Collect(maps.Keys(w.Teams))); err != nil {
+			return "403" // refused before anything
+		}
+	}
 	if c.Want == "400" {
 		return accesstest.Undecided
 	}

@@ -25,6 +25,10 @@ type Host struct {
 	// Requesters are the X-Requester-Id values the host may send: exact ids, prefixes
 	// ending in * ("app1-*"), or * for any.
 	Requesters []string `json:"requesters"`
+	// AssertTeams lets the host name, per request, teams its requester belongs to
+	// (X-Requester-Teams; Principal.Assert). Only a trusted key has it (CheckKeys), and
+	// it stays with the key when a route confines the host (MCP).
+	AssertTeams bool `json:"assert_teams"`
 	// Subject is the requester a verified JWT names: the request's requester when it
 	// sends no X-Requester-Id. Empty for host keys.
 	Subject string `json:"-"`
@@ -41,25 +45,27 @@ func (h Host) MayName(requester string) bool {
 }
 
 // DevHost is the host every request comes from in dev mode (no keys configured,
-// loopback only): trusted, admin and naming anyone, so one developer can use every
-// route.
-var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}}
+// loopback only): trusted, admin, naming anyone and asserting teams, so one developer
+// can use every route.
+var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}, AssertTeams: true}
 
 // KeySpec is one API key a host presents as "Authorization: Bearer <key>", as the
 // configuration gives it (auth.keys): only the hex SHA-256 of the key, never the key
 // itself. Requesters binds the key to the X-Requester-Id values it may send: ids,
 // prefixes ending in * ("app1-*"), or *. Without it a trusted key may name anyone and
-// a confined key no one.
+// a confined key no one. AssertTeams (trusted keys only) lets the key name, per
+// request, the teams its requester belongs to (X-Requester-Teams).
 type KeySpec struct {
-	Name       string   `yaml:"name"`
-	SHA256     string   `yaml:"sha256"`
-	Trusted    bool     `yaml:"trusted"`
-	Admin      bool     `yaml:"admin"`
-	Requesters []string `yaml:"requesters"`
+	Name        string   `yaml:"name"`
+	SHA256      string   `yaml:"sha256"`
+	Trusted     bool     `yaml:"trusted"`
+	Admin       bool     `yaml:"admin"`
+	Requesters  []string `yaml:"requesters"`
+	AssertTeams bool     `yaml:"assert_teams"`
 }
 
-// KeyProblem is one thing wrong with a host key of a list: Field is name, sha256 or
-// requesters[j].
+// KeyProblem is one thing wrong with a host key of a list: Field is name, sha256,
+// requesters[j] or assert_teams.
 type KeyProblem struct {
 	Index   int
 	Field   string
@@ -68,7 +74,8 @@ type KeyProblem struct {
 
 // CheckKeys returns every problem of a list of host keys: a name empty, used by
 // another key or starting as JWT users' hosts do; a sha256 that is not 64 hex
-// characters or is another key's; a requester binding that is not one (CheckBinding).
+// characters or is another key's; a requester binding that is not one (CheckBinding);
+// assert_teams on a key that is not trusted.
 // NewKeyring refuses a list with any; the configuration reports them all.
 func CheckKeys(specs []KeySpec) []KeyProblem {
 	var out []KeyProblem
@@ -97,6 +104,9 @@ func CheckKeys(specs []KeySpec) []KeyProblem {
 			if err := CheckBinding(r); err != nil {
 				add(i, fmt.Sprintf("requesters[%d]", j), "%v", err)
 			}
+		}
+		if s.AssertTeams && !s.Trusted {
+			add(i, "assert_teams", "key %q may assert teams only with trusted: true", s.Name)
 		}
 	}
 	return out
@@ -141,7 +151,7 @@ func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
 		}
 		k.hashes = append(k.hashes, h)
 		k.hosts = append(k.hosts, Host{Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,
-			Requesters: append([]string{}, requesters...)})
+			Requesters: append([]string{}, requesters...), AssertTeams: s.AssertTeams})
 	}
 	return k, nil
 }

@@ -17,6 +17,7 @@ func TestKeyring_Authenticate(t *testing.T) {
 		{Name: "agent-host", SHA256: access.HashKey("s3cret-agent"), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey("s3cret-ops"), Trusted: true, Admin: true},
 		{Name: "plugin", SHA256: access.HashKey("s3cret-plugin"), Requesters: []string{"app1-*", "carol"}},
+		{Name: "teams", SHA256: access.HashKey("s3cret-teams"), Trusted: true, AssertTeams: true},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestKeyring_Authenticate(t *testing.T) {
 		"s3cret-agent":  {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
 		"s3cret-ops":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
 		"s3cret-plugin": {Name: "plugin", Requesters: []string{"app1-*", "carol"}},
+		"s3cret-teams":  {Name: "teams", Trusted: true, Requesters: []string{"*"}, AssertTeams: true},
 	}
 	for key, want := range allowed {
 		got, err := ring.Authenticate(context.Background(), key)
@@ -128,6 +130,8 @@ func TestCheckKeys(t *testing.T) {
 		{"bad hash", []access.KeySpec{{Name: "a", SHA256: "abc"}}, []string{"0.sha256"}},
 		{"hash twice, other case", []access.KeySpec{ok("a"), {Name: "b", SHA256: strings.ToUpper(access.HashKey("a"))}}, []string{"1.sha256"}},
 		{"bad binding", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Requesters: []string{"bob", "Al ice"}}}, []string{"0.requesters[1]"}},
+		{"asserting, trusted", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Trusted: true, AssertTeams: true}}, nil},
+		{"asserting, confined", []access.KeySpec{ok("a"), {Name: "b", SHA256: access.HashKey("b"), AssertTeams: true}}, []string{"1.assert_teams"}},
 	} {
 		var got []string
 		for _, p := range access.CheckKeys(c.keys) {

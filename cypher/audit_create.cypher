@@ -1,4 +1,4 @@
 // An audit event lives in the system space, which no memory query reads.
 CREATE (a:AuditEvent {id: $id, kind: $kind, at: $at, actor: $actor, subject: $subject,
                       host_key: $host_key, space: $space, reason: $reason, request_id: $request_id,
-                      group_id: 'system'})
+                      asserted_teams: $asserted_teams, group_id: 'system'})

@@ -122,13 +122,17 @@ type PrincipalFacts struct {
 	// ExpiredShares are agents whose grant to the requester has lapsed: no access, but a
 	// use of one is audited.
 	ExpiredShares []string
+	// Asserted are those of the teams asked about (the ones a host asserts for the
+	// request) that exist.
+	Asserted []string
 }
 
 // Directory stores agents, teams and grants. Each change is written in one
 // transaction together with its audit event.
 type Directory interface {
-	// ResolvePrincipal returns the facts about id; an unknown id has none.
-	ResolvePrincipal(ctx context.Context, id string) (PrincipalFacts, error)
+	// ResolvePrincipal returns the facts about id, and which of the teams asserted
+	// exist, in one round trip; an unknown id has none.
+	ResolvePrincipal(ctx context.Context, id string, asserted ...string) (PrincipalFacts, error)
 
 	// CreateAgent returns ECONFLICT if the id exists.
 	CreateAgent(ctx context.Context, a *Agent, ev *AuditEvent) error

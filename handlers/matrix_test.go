@@ -23,22 +23,37 @@ import (
 )
 
 // Host keys of the matrix: a trusted host, an admin host, a confined host (bound to
-// every requester: the matrix is about spaces; TestRequesterBinding about bindings).
-var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined"}
+// every requester: the matrix is about spaces; TestRequesterBinding about bindings),
+// and a trusted host that asserts teams (X-Requester-Teams).
+var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined",
+	"asserting": "key-asserting"}
 
 func matrixKeyring() []access.KeySpec {
 	return []access.KeySpec{
 		{Name: "agent-host", SHA256: access.HashKey(matrixKeys["trusted"]), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
 		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"]), Requesters: []string{"*"}},
+		{Name: "team-host", SHA256: access.HashKey(matrixKeys["asserting"]), Trusted: true, AssertTeams: true},
 	}
 }
 
-// client speaks for one requester through one host key.
+// client speaks for one requester through one host key, asserting teams (an
+// X-Requester-Teams value) when teams is set.
 type client struct {
 	t         *testing.T
 	base, key string
 	requester string
+	teams     string
+}
+
+// header is what every request of c carries: its key, requester, asserted teams, and
+// a JSON body's type.
+func (c client) header() map[string]string {
+	h := map[string]string{"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json"}
+	if c.teams != "" {
+		h["X-Requester-Teams"] = c.teams
+	}
+	return h
 }
 
 func (c client) do(method, path string, body any) (int, []byte) {
@@ -51,9 +66,7 @@ func (c client) do(method, path string, body any) (int, []byte) {
 		}
 		text = string(b)
 	}
-	resp, out := do(c.t, method, c.base+path, map[string]string{
-		"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json",
-	}, text)
+	resp, out := do(c.t, method, c.base+path, c.header(), text)
 	return resp.StatusCode, out
 }
 
@@ -130,8 +143,8 @@ type resolveHook struct {
 	after map[string]func() // requester -> its step
 }
 
-func (d *resolveHook) ResolvePrincipal(ctx context.Context, id string) (graph.PrincipalFacts, error) {
-	facts, err := d.Directory.ResolvePrincipal(ctx, id)
+func (d *resolveHook) ResolvePrincipal(ctx context.Context, id string, asserted ...string) (graph.PrincipalFacts, error) {
+	facts, err := d.Directory.ResolvePrincipal(ctx, id, asserted...)
 	d.mu.Lock()
 	step := d.after[id]
 	delete(d.after, id)
@@ -156,8 +169,22 @@ func (w *world) as(requester, host string) client {
 }
 
 func (w *world) principal(name string) client {
+	return w.principalWith(name, "", "")
+}
+
+// principalWith is the client of a principal of the matrix for an operation on team,
+// a team made like the world's team column: what it asserts of column it asserts of
+// team.
+func (w *world) principalWith(name, column, team string) client {
 	p := w.m.Principals[name]
-	return w.as(p.Requester, p.Host)
+	c := w.as(p.Requester, p.Host)
+	c.teams = p.AssertedTeams(func(t string) string {
+		if t == column {
+			return team
+		}
+		return w.id(t)
+	})
+	return c
 }
 
 // spaceArgs returns the agent, the visibility and the team a column names.
@@ -456,8 +483,9 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		}
 		// The fact's memory, without waiting for the pipeline (Prefer: respond-async);
 		// a visibility the API has not is outside openapi.json on purpose.
-		resp, out := send(w.t, visibility == "system", "POST", cl.base+path, map[string]string{"Authorization": "Bearer " + cl.key,
-			"X-Requester-Id": cl.requester, "Content-Type": "application/json", "Prefer": "respond-async"}, mustJSON(w.t, body))
+		header := cl.header()
+		header["Prefer"] = "respond-async"
+		resp, out := send(w.t, visibility == "system", "POST", cl.base+path, header, mustJSON(w.t, body))
 		status := resp.StatusCode
 		var a added
 		_ = json.Unmarshal(out, &a)
@@ -923,7 +951,7 @@ func (w *world) runCopyDissolve(c accesstest.Cell) string {
 		ct = w.teamWithCopy(col)
 		w.dissolve[col] = ct
 	}
-	status, out := w.principal(c.Principal).do("DELETE", "/v1/teams/"+ct.name, nil)
+	status, out := w.principalWith(c.Principal, col, ct.name).do("DELETE", "/v1/teams/"+ct.name, nil)
 	teamStatus, _ := w.as("root", "admin").do("GET", "/v1/teams/"+ct.name, nil)
 	team := "team-" + ct.name
 	writer := w.id(w.m.SeedWriters["team_"+col])
@@ -962,13 +990,15 @@ func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
 	w.as(w.m.World.Agents[p.Agent], "trusted").must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent,
 		"visibility": "private", "messages": "A memory of " + agent + " moved into a dissolved team."}, &a)
 	team := w.id(c.Column)
-	cl := w.principal(c.Principal)
 	dissolved := make(chan error, 1)
 	_, exists := w.m.World.Teams[c.Column]
 	if exists {
 		team = w.makeTeam(c.Column)
+	}
+	cl := w.principalWith(c.Principal, c.Column, team)
+	if exists {
 		root, err := w.svc.Resolve(context.Background(), access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
-			w.id("root"), "matrix-"+w.suffix)
+			w.id("root"), nil, "matrix-"+w.suffix)
 		if err != nil {
 			w.t.Fatal(err)
 		}

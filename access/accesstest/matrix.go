@@ -53,8 +53,29 @@ type World struct {
 
 type Principal struct {
 	Requester string `json:"requester"`
-	Host      string `json:"host"` // trusted, admin or confined
-	Agent     string `json:"agent"`
+	// Host is trusted, admin, confined, or asserting: a trusted key with assert_teams.
+	Host  string `json:"host"`
+	Agent string `json:"agent"`
+	// Asserts is the X-Requester-Teams its host sends, in the world's team names.
+	Asserts string `json:"asserts,omitempty"`
+}
+
+// AssertedTeams is the principal's X-Requester-Teams with each team named through id
+// (a test's suffix; a team made like a world's team, for the operations that make
+// one), "" when it asserts none.
+func (p Principal) AssertedTeams(id func(string) string) string {
+	if p.Asserts == "" {
+		return ""
+	}
+	items := strings.Split(p.Asserts, ",")
+	for i, item := range items {
+		team, role, withRole := strings.Cut(item, ":")
+		items[i] = id(team)
+		if withRole {
+			items[i] += ":" + role
+		}
+	}
+	return strings.Join(items, ",")
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.
