@@ -85,8 +85,10 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
 // undecided here: 400 (the request is invalid, or a promotion to the space it is in),
 // the agent or team that does not exist, a promoted copy that never moves, and which
-// versions a visibility rule leaves readable (matched). service/matrix_test.go runs
-// every cell through the service and the real store.
+// versions a visibility rule leaves readable (matched). A principal whose host asserts
+// teams is judged with them (Principal.Assert, on the world's teams), or is 403 in
+// every cell when the assertion is refused. service/matrix_test.go runs every cell
+// through the service and the real store.
 func TestPolicy_Matrix(t *testing.T) {
 	m, err := accesstest.Load()
 	if err != nil {
