@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -55,6 +56,8 @@ func hostOf(kind string) access.Host {
 		return access.Host{Org: graph.Org(org), Name: org + "ops", Trusted: true, Admin: true}
 	case "confined":
 		return access.Host{Org: graph.Org(org), Name: org + "plugin"}
+	case "asserting":
+		return access.Host{Org: graph.Org(org), Name: org + "team-host", Trusted: true, AssertTeams: true}
 	}
 	return access.Host{Org: graph.Org(org), Name: org + "agent-host", Trusted: true}
 }
@@ -89,8 +92,10 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
 // undecided here: 400 (the request is invalid, or a promotion to the space it is in),
 // the agent or team that does not exist, a promoted copy that never moves, and which
-// versions a visibility rule leaves readable (matched). service/matrix_test.go runs
-// every cell through the service and the real store.
+// versions a visibility rule leaves readable (matched). A principal whose host asserts
+// teams is judged with them (Principal.Assert, on the world's teams), or is 403 in
+// every cell when the assertion is refused. service/matrix_test.go runs every cell
+// through the service and the real store.
 func TestPolicy_Matrix(t *testing.T) {
 	m, err := accesstest.Load()
 	if err != nil {
@@ -116,6 +121,19 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		facts = worldFacts(w, pr.Requester)
 	}
 	p, own := access.NewPrincipal(pr.Requester, host, facts), pr.Agent
+	if pr.Asserts != "" { // the teams its host asserts, of those the world has
+		asserted, err := access.ParseAssertedTeams(pr.Asserts)
+		if err != nil {
+			return "matrix: " + err.Error()
+		}
+		var teams []string // the world's, in its organization only
+		if host.Org == graph.DefaultOrg {
+			teams = slices.Collect(maps.Keys(w.Teams))
+		}
+		if p, err = p.Assert(asserted, teams); err != nil {
+			return "403" // refused before anything
+		}
+	}
 	if c.Want == "400" {
 		return accesstest.Undecided
 	}

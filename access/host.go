@@ -31,6 +31,10 @@ type Host struct {
 	// Platform hosts are admin hosts that may act in any organization: each request
 	// names it (X-Requester-Org).
 	Platform bool `json:"platform,omitempty"`
+	// AssertTeams lets the host name, per request, teams its requester belongs to
+	// (X-Requester-Teams; Principal.Assert). Only a trusted key has it (CheckKeys), and
+	// it stays with the key when a route confines the host (MCP).
+	AssertTeams bool `json:"assert_teams"`
 	// Subject is the requester a verified JWT names: the request's requester when it
 	// sends no X-Requester-Id. Empty for host keys.
 	Subject string `json:"-"`
@@ -64,9 +68,9 @@ func (h Host) MayName(requester string) bool {
 }
 
 // DevHost is the host every request comes from in dev mode (no keys configured,
-// loopback only): trusted, admin and naming anyone, so one developer can use every
-// route.
-var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}}
+// loopback only): trusted, admin, naming anyone and asserting teams, so one developer
+// can use every route.
+var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string{"*"}, AssertTeams: true}
 
 // KeySpec is one API key a host presents as "Authorization: Bearer <key>", as the
 // configuration gives it (auth.keys): only the hex SHA-256 of the key, never the key
@@ -74,18 +78,21 @@ var DevHost = Host{Name: "dev", Trusted: true, Admin: true, Requesters: []string
 // prefixes ending in * ("app1-*"), or *. Without it a trusted key may name anyone and
 // a confined key no one. Org is the organization of the requesters the key names;
 // Platform (admin keys only) lets it act in any organization a request names.
+// AssertTeams (trusted keys only) lets the key name, per request, the teams its
+// requester belongs to (X-Requester-Teams).
 type KeySpec struct {
-	Name       string   `yaml:"name"`
-	SHA256     string   `yaml:"sha256"`
-	Trusted    bool     `yaml:"trusted"`
-	Admin      bool     `yaml:"admin"`
-	Requesters []string `yaml:"requesters"`
-	Org        string   `yaml:"org"` // empty: the implicit organization
-	Platform   bool     `yaml:"platform"`
+	Name        string   `yaml:"name"`
+	SHA256      string   `yaml:"sha256"`
+	Trusted     bool     `yaml:"trusted"`
+	Admin       bool     `yaml:"admin"`
+	Requesters  []string `yaml:"requesters"`
+	AssertTeams bool     `yaml:"assert_teams"`
+	Org         string   `yaml:"org"` // empty: the implicit organization
+	Platform    bool     `yaml:"platform"`
 }
 
-// KeyProblem is one thing wrong with a host key of a list: Field is name, sha256 or
-// requesters[j].
+// KeyProblem is one thing wrong with a host key of a list: Field is name, sha256,
+// requesters[j] or assert_teams.
 type KeyProblem struct {
 	Index   int
 	Field   string
@@ -94,7 +101,8 @@ type KeyProblem struct {
 
 // CheckKeys returns every problem of a list of host keys: a name empty, used by
 // another key or starting as JWT users' hosts do; a sha256 that is not 64 hex
-// characters or is another key's; a requester binding that is not one (CheckBinding).
+// characters or is another key's; a requester binding that is not one (CheckBinding);
+// assert_teams on a key that is not trusted.
 // NewKeyring refuses a list with any; the configuration reports them all.
 func CheckKeys(specs []KeySpec) []KeyProblem {
 	var out []KeyProblem
@@ -131,6 +139,9 @@ func CheckKeys(specs []KeySpec) []KeyProblem {
 			if err := CheckBinding(r); err != nil {
 				add(i, fmt.Sprintf("requesters[%d]", j), "%v", err)
 			}
+		}
+		if s.AssertTeams && !s.Trusted {
+			add(i, "assert_teams", "key %q may assert teams only with trusted: true", s.Name)
 		}
 	}
 	return out
@@ -176,7 +187,7 @@ func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
 		}
 		k.hashes = append(k.hashes, h)
 		k.hosts = append(k.hosts, Host{Org: graph.Org(s.Org), Name: s.Name, Trusted: s.Trusted, Admin: s.Admin,
-			Platform: s.Platform, Requesters: append([]string{}, requesters...)})
+			Platform: s.Platform, Requesters: append([]string{}, requesters...), AssertTeams: s.AssertTeams})
 	}
 	return k, nil
 }

@@ -17,6 +17,7 @@ func TestKeyring_Authenticate(t *testing.T) {
 		{Name: "agent-host", SHA256: access.HashKey("s3cret-agent"), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey("s3cret-ops"), Trusted: true, Admin: true},
 		{Name: "plugin", SHA256: access.HashKey("s3cret-plugin"), Requesters: []string{"app1-*", "carol"}},
+		{Name: "teams", SHA256: access.HashKey("s3cret-teams"), Trusted: true, AssertTeams: true},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestKeyring_Authenticate(t *testing.T) {
 		"s3cret-agent":  {Name: "agent-host", Trusted: true, Requesters: []string{"*"}},
 		"s3cret-ops":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
 		"s3cret-plugin": {Name: "plugin", Requesters: []string{"app1-*", "carol"}},
+		"s3cret-teams":  {Name: "teams", Trusted: true, Requesters: []string{"*"}, AssertTeams: true},
 	}
 	for key, want := range allowed {
 		got, err := ring.Authenticate(context.Background(), key)
@@ -131,6 +133,8 @@ func TestCheckKeys(t *testing.T) {
 		{"orgs", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Org: "acme"}, {Name: "b", SHA256: access.HashKey("b"), Org: "acme", Admin: true, Platform: true}}, nil},
 		{"bad org", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Org: "ac_me"}}, []string{"0.org"}},
 		{"platform, not admin", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Platform: true}}, []string{"0.platform"}},
+		{"asserting, trusted", []access.KeySpec{{Name: "a", SHA256: access.HashKey("a"), Trusted: true, AssertTeams: true}}, nil},
+		{"asserting, confined", []access.KeySpec{ok("a"), {Name: "b", SHA256: access.HashKey("b"), AssertTeams: true}}, []string{"1.assert_teams"}},
 	} {
 		var got []string
 		for _, p := range access.CheckKeys(c.keys) {

@@ -105,6 +105,7 @@ auth:
       sha256: "`+strings.Repeat("cd", 32)+`"
       trusted: true
       admin: true
+      assert_teams: true
     - name: plugin
       sha256: "`+strings.Repeat("ef", 32)+`"
       requesters: [app1-*, carol]
@@ -113,7 +114,8 @@ auth:
 		t.Fatalf("a non-loopback address with keys must load: %v", err)
 	}
 	if len(c.Auth.Keys) != 3 || c.Auth.Keys[0].Name != "agent-host" || !c.Auth.Keys[1].Admin || c.Auth.Keys[0].Admin ||
-		strings.Join(c.Auth.Keys[2].Requesters, " ") != "app1-* carol" || c.Auth.Keys[0].Requesters != nil {
+		strings.Join(c.Auth.Keys[2].Requesters, " ") != "app1-* carol" || c.Auth.Keys[0].Requesters != nil ||
+		!c.Auth.Keys[1].AssertTeams || c.Auth.Keys[0].AssertTeams || c.Auth.Keys[2].AssertTeams {
 		t.Fatalf("auth.keys = %+v", c.Auth.Keys)
 	}
 	out, err := c.Redacted().YAML()
@@ -197,6 +199,7 @@ func TestLoad_ErrInvalid(t *testing.T) {
 		{"KeyHash", "auth:\n  keys:\n    - name: k\n      sha256: nothex\n", nil, "auth.keys[0].sha256"},
 		{"KeyName", "auth:\n  keys:\n    - sha256: \"" + strings.Repeat("ab", 32) + "\"\n", nil, "auth.keys[0].name"},
 		{"KeyBinding", "auth:\n  keys:\n    - name: k\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n      requesters: [\"app1:*\"]\n", nil, "auth.keys[0].requesters[0]"},
+		{"KeyAssertsUntrusted", "auth:\n  keys:\n    - name: plugin\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n      assert_teams: true\n", nil, `auth.keys[0].assert_teams: key "plugin" may assert teams only with trusted: true`},
 		{"KeyNamedLikeJWT", "auth:\n  keys:\n    - name: \"jwt:x\"\n      sha256: \"" + strings.Repeat("ab", 32) + "\"\n", nil, "auth.keys[0].name"},
 		{"JWTNoKeys", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n", nil, "auth.jwt.jwks_file"},
 		{"JWTBothKeys", "auth:\n  jwt:\n    issuer: https://idp/\n    audience: memgate\n    jwks_file: /x\n    jwks_url: https://idp/jwks\n", nil, "auth.jwt.jwks_file"},

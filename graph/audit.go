@@ -39,6 +39,9 @@ type AuditEvent struct {
 	Space     string    `json:"space,omitempty"` // the group_id concerned
 	Reason    string    `json:"reason,omitempty"`
 	RequestID string    `json:"request_id,omitempty"`
+	// AssertedTeams are the memberships the host asserted for the request
+	// (X-Requester-Teams), each name:role.
+	AssertedTeams []string `json:"asserted_teams,omitempty"`
 }
 
 // AuditFilter selects audit events; empty fields match everything.

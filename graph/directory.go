@@ -124,6 +124,9 @@ type PrincipalFacts struct {
 	// ExpiredShares are agents whose grant to the requester has lapsed: no access, but a
 	// use of one is audited.
 	ExpiredShares []string
+	// Asserted are those of the teams asked about (the ones a host asserts for the
+	// request) that exist.
+	Asserted []string
 }
 
 // Directory stores agents, teams and grants. Each change is written in one
@@ -131,8 +134,9 @@ type PrincipalFacts struct {
 // ids name agents, teams and requesters within it, and nothing of another is read or
 // changed.
 type Directory interface {
-	// ResolvePrincipal returns the facts about id; an unknown id has none.
-	ResolvePrincipal(ctx context.Context, org Org, id string) (PrincipalFacts, error)
+	// ResolvePrincipal returns the facts about id in org, and which of the teams
+	// asserted exist there, in one round trip; an unknown id has none.
+	ResolvePrincipal(ctx context.Context, org Org, id string, asserted ...string) (PrincipalFacts, error)
 
 	// CreateAgent returns ECONFLICT if the id exists.
 	CreateAgent(ctx context.Context, org Org, a *Agent, ev *AuditEvent) error

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/service"
 )
@@ -23,9 +24,10 @@ type api struct {
 const callKey = "memgate.call"
 
 // requester resolves X-Requester-Id (and X-Requester-Org, a platform host's choice of
-// organization) into the request's principal, once. A request that names more than
-// one of either is refused: a proxy that appends the header must not make the service
-// pick one.
+// organization), and the teams a host asserts in X-Requester-Teams, into the
+// request's principal, once. A request that names more than one requester, or gives
+// X-Requester-Org or X-Requester-Teams more than once, is refused: a proxy that
+// appends a header must not make the service pick one.
 func (a *api) requester(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		names := c.Request().Header.Values("X-Requester-Id")
@@ -36,8 +38,19 @@ func (a *api) requester(next echo.HandlerFunc) echo.HandlerFunc {
 		if len(orgs) > 1 {
 			return graph.Errorf(graph.EINVALID, "X-Requester-Org must be given once")
 		}
+		var asserted map[string]graph.Role
+		switch teams := c.Request().Header.Values("X-Requester-Teams"); len(teams) {
+		case 0:
+		case 1:
+			var err error
+			if asserted, err = access.ParseAssertedTeams(teams[0]); err != nil {
+				return err
+			}
+		default:
+			return graph.Errorf(graph.EINVALID, "X-Requester-Teams must be given once")
+		}
 		call, err := a.svc.Resolve(c.Request().Context(), hostOf(c), c.Request().Header.Get("X-Requester-Org"),
-			c.Request().Header.Get("X-Requester-Id"), requestID(c))
+			c.Request().Header.Get("X-Requester-Id"), asserted, requestID(c))
 		if err != nil {
 			return err
 		}

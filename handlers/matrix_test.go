@@ -23,27 +23,44 @@ import (
 )
 
 // Host keys of the matrix: a trusted host, an admin host, a confined host (bound to
-// every requester: the matrix is about spaces; TestRequesterBinding about bindings).
+// every requester: the matrix is about spaces; TestRequesterBinding about bindings),
+// a trusted host that asserts teams (X-Requester-Teams), and another organization's.
 var matrixKeys = map[string]string{"trusted": "key-trusted", "admin": "key-admin", "confined": "key-confined",
-	"globex_trusted": "key-globex-trusted", "globex_admin": "key-globex-admin", "globex_confined": "key-globex-confined"}
+	"asserting":      "key-asserting",
+	"globex_trusted": "key-globex-trusted", "globex_admin": "key-globex-admin", "globex_confined": "key-globex-confined",
+	"globex_asserting": "key-globex-asserting"}
 
 func matrixKeyring() []access.KeySpec {
 	return []access.KeySpec{
 		{Name: "agent-host", SHA256: access.HashKey(matrixKeys["trusted"]), Trusted: true},
 		{Name: "ops", SHA256: access.HashKey(matrixKeys["admin"]), Trusted: true, Admin: true},
 		{Name: "plugin", SHA256: access.HashKey(matrixKeys["confined"]), Requesters: []string{"*"}},
+		{Name: "team-host", SHA256: access.HashKey(matrixKeys["asserting"]), Trusted: true, AssertTeams: true},
 		// Another organization's keys, where the world holds nothing.
 		{Name: "globex-agent-host", SHA256: access.HashKey(matrixKeys["globex_trusted"]), Trusted: true, Org: "globex"},
 		{Name: "globex-ops", SHA256: access.HashKey(matrixKeys["globex_admin"]), Trusted: true, Admin: true, Org: "globex"},
 		{Name: "globex-plugin", SHA256: access.HashKey(matrixKeys["globex_confined"]), Requesters: []string{"*"}, Org: "globex"},
+		{Name: "globex-team-host", SHA256: access.HashKey(matrixKeys["globex_asserting"]), Trusted: true, AssertTeams: true, Org: "globex"},
 	}
 }
 
-// client speaks for one requester through one host key.
+// client speaks for one requester through one host key, asserting teams (an
+// X-Requester-Teams value) when teams is set.
 type client struct {
 	t         *testing.T
 	base, key string
 	requester string
+	teams     string
+}
+
+// header is what every request of c carries: its key, requester, asserted teams, and
+// a JSON body's type.
+func (c client) header() map[string]string {
+	h := map[string]string{"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json"}
+	if c.teams != "" {
+		h["X-Requester-Teams"] = c.teams
+	}
+	return h
 }
 
 func (c client) do(method, path string, body any) (int, []byte) {
@@ -56,9 +73,7 @@ func (c client) do(method, path string, body any) (int, []byte) {
 		}
 		text = string(b)
 	}
-	resp, out := do(c.t, method, c.base+path, map[string]string{
-		"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json",
-	}, text)
+	resp, out := do(c.t, method, c.base+path, c.header(), text)
 	return resp.StatusCode, out
 }
 
@@ -135,8 +150,8 @@ type resolveHook struct {
 	after map[string]func() // requester -> its step
 }
 
-func (d *resolveHook) ResolvePrincipal(ctx context.Context, org graph.Org, id string) (graph.PrincipalFacts, error) {
-	facts, err := d.Directory.ResolvePrincipal(ctx, org, id)
+func (d *resolveHook) ResolvePrincipal(ctx context.Context, org graph.Org, id string, asserted ...string) (graph.PrincipalFacts, error) {
+	facts, err := d.Directory.ResolvePrincipal(ctx, org, id, asserted...)
 	d.mu.Lock()
 	step := d.after[id]
 	delete(d.after, id)
@@ -161,8 +176,22 @@ func (w *world) as(requester, host string) client {
 }
 
 func (w *world) principal(name string) client {
+	return w.principalWith(name, "", "")
+}
+
+// principalWith is the client of a principal of the matrix for an operation on team,
+// a team made like the world's team column: what it asserts of column it asserts of
+// team.
+func (w *world) principalWith(name, column, team string) client {
 	p := w.m.Principals[name]
-	return w.as(p.Requester, p.Host)
+	c := w.as(p.Requester, p.Host)
+	c.teams = p.AssertedTeams(func(t string) string {
+		if t == column {
+			return team
+		}
+		return w.id(t)
+	})
+	return c
 }
 
 // spaceArgs returns the agent, the visibility and the team a column names.
@@ -460,8 +489,9 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		}
 		// The fact's memory, without waiting for the pipeline (Prefer: respond-async);
 		// a visibility the API has not is outside openapi.json on purpose.
-		resp, out := send(w.t, visibility == "system", "POST", cl.base+path, map[string]string{"Authorization": "Bearer " + cl.key,
-			"X-Requester-Id": cl.requester, "Content-Type": "application/json", "Prefer": "respond-async"}, mustJSON(w.t, body))
+		header := cl.header()
+		header["Prefer"] = "respond-async"
+		resp, out := send(w.t, visibility == "system", "POST", cl.base+path, header, mustJSON(w.t, body))
 		status := resp.StatusCode
 		var a added
 		_ = json.Unmarshal(out, &a)
@@ -927,7 +957,7 @@ func (w *world) runCopyDissolve(c accesstest.Cell) string {
 		ct = w.teamWithCopy(col)
 		w.dissolve[col] = ct
 	}
-	status, out := w.principal(c.Principal).do("DELETE", "/v1/teams/"+ct.name, nil)
+	status, out := w.principalWith(c.Principal, col, ct.name).do("DELETE", "/v1/teams/"+ct.name, nil)
 	teamStatus, _ := w.as("root", "admin").do("GET", "/v1/teams/"+ct.name, nil)
 	team := "team-" + ct.name
 	writer := w.id(w.m.SeedWriters["team_"+col])
@@ -966,13 +996,15 @@ func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
 	w.as(w.m.World.Agents[p.Agent], "trusted").must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent,
 		"visibility": "private", "messages": "A memory of " + agent + " moved into a dissolved team."}, &a)
 	team := w.id(c.Column)
-	cl := w.principal(c.Principal)
 	dissolved := make(chan error, 1)
 	_, exists := w.m.World.Teams[c.Column]
 	if exists {
 		team = w.makeTeam(c.Column)
+	}
+	cl := w.principalWith(c.Principal, c.Column, team)
+	if exists {
 		root, err := w.svc.Resolve(context.Background(), access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}, "",
-			w.id("root"), "matrix-"+w.suffix)
+			w.id("root"), nil, "matrix-"+w.suffix)
 		if err != nil {
 			w.t.Fatal(err)
 		}

@@ -17,10 +17,10 @@ import (
 )
 
 // The MCP tools: the memory API for agents that speak the Model Context Protocol,
-// served at /mcp (streamable HTTP) behind the same host keys and X-Requester-Id as
-// REST, through the same service and Authorizer. Writes over MCP are confined
-// (docs/concepts.md): a memory meant for a space the requester cannot write lands in
-// the agent's private space, whatever the host key's trust.
+// served at /mcp (streamable HTTP) behind the same host keys, X-Requester-Id and
+// X-Requester-Teams as REST, through the same service and Authorizer. Writes over MCP
+// are confined (docs/concepts.md): a memory meant for a space the requester cannot
+// write lands in the agent's private space, whatever the host key's trust.
 
 type mcpAdd struct {
 	AgentID        string     `json:"agent_id" jsonschema:"the agent whose memory this is"`

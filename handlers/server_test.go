@@ -79,9 +79,7 @@ func (c client) sendMalformed(method, path string, body any) (int, []byte) {
 	if body != nil {
 		text = mustJSON(c.t, body)
 	}
-	resp, out := doMalformed(c.t, method, c.base+path, map[string]string{
-		"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json",
-	}, text)
+	resp, out := doMalformed(c.t, method, c.base+path, c.header(), text)
 	return resp.StatusCode, out
 }
 

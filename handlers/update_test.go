@@ -34,7 +34,7 @@ func (c client) patch(id, ifMatch string, body any) (int, []byte) {
 // sendPatch is patch for a body outside openapi.json on purpose when malformed.
 func (c client) sendPatch(malformed bool, id, ifMatch string, body any) (int, []byte) {
 	c.t.Helper()
-	hdr := map[string]string{"Authorization": "Bearer " + c.key, "X-Requester-Id": c.requester, "Content-Type": "application/json"}
+	hdr := c.header()
 	if ifMatch != "" {
 		hdr["If-Match"] = ifMatch
 	}

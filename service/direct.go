@@ -76,7 +76,7 @@ func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string
 	}
 	// The fact is read as the caller is now, not as it was when the wait began: a
 	// share or a membership withdrawn meanwhile shows nothing (202 with the memory).
-	now, err := s.Resolve(ctx, c.P.Host, "", c.P.ID, c.RequestID)
+	now, err := s.Resolve(ctx, c.P.Host, "", c.P.ID, c.P.Asserted, c.RequestID)
 	if err != nil {
 		return nil, a, err
 	}

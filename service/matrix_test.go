@@ -27,9 +27,12 @@ var hosts = map[string]access.Host{
 	"admin":    {Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
 	"confined": {Name: "plugin", Requesters: []string{"*"}},
 	// Another organization's, where the world holds nothing, with the same requester ids.
-	"globex_trusted":  {Org: "globex", Name: "globex-agent-host", Trusted: true, Requesters: []string{"*"}},
-	"globex_admin":    {Org: "globex", Name: "globex-ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
-	"globex_confined": {Org: "globex", Name: "globex-plugin", Requesters: []string{"*"}},
+	"globex_trusted":   {Org: "globex", Name: "globex-agent-host", Trusted: true, Requesters: []string{"*"}},
+	"globex_admin":     {Org: "globex", Name: "globex-ops", Trusted: true, Admin: true, Requesters: []string{"*"}},
+	"globex_confined":  {Org: "globex", Name: "globex-plugin", Requesters: []string{"*"}},
+	"globex_asserting": {Org: "globex", Name: "globex-team-host", Trusted: true, Requesters: []string{"*"}, AssertTeams: true},
+	// A trusted key with assert_teams: its principals assert teams (X-Requester-Teams).
+	"asserting": {Name: "team-host", Trusted: true, Requesters: []string{"*"}, AssertTeams: true},
 }
 
 // world is the matrix world stored through the service in the real store, its ids
@@ -64,20 +67,50 @@ func (w *world) id(name string) string { return name + "-" + w.mark }
 // call sees the store as it is now.
 func (w *world) call(requester, host string) service.Call {
 	w.t.Helper()
-	h, ok := hosts[host]
-	if !ok {
-		w.t.Fatalf("matrix: unknown host %q", host)
-	}
-	c, err := w.svc.Resolve(w.ctx, h, "", w.id(requester), "matrix-"+w.mark)
+	c, err := w.resolve(requester, host, "")
 	if err != nil {
 		w.t.Fatalf("resolving %s: %v", requester, err)
 	}
 	return c
 }
 
+// resolve resolves requester through host with the teams asserted (an
+// X-Requester-Teams value, "" for none).
+func (w *world) resolve(requester, host, asserts string) (service.Call, error) {
+	w.t.Helper()
+	h, ok := hosts[host]
+	if !ok {
+		w.t.Fatalf("matrix: unknown host %q", host)
+	}
+	var asserted map[string]graph.Role
+	if asserts != "" {
+		var err error
+		if asserted, err = access.ParseAssertedTeams(asserts); err != nil {
+			w.t.Fatalf("matrix: %v", err)
+		}
+	}
+	return w.svc.Resolve(w.ctx, h, "", w.id(requester), asserted, "matrix-"+w.mark)
+}
+
 func (w *world) principal(name string) service.Call {
+	return w.principalWith(name, "", "")
+}
+
+// principalWith resolves a principal of the matrix for an operation on team, a team
+// made like the world's team column: what it asserts of column it asserts of team.
+func (w *world) principalWith(name, column, team string) service.Call {
+	w.t.Helper()
 	p := w.m.Principals[name]
-	return w.call(p.Requester, p.Host)
+	c, err := w.resolve(p.Requester, p.Host, p.AssertedTeams(func(t string) string {
+		if t == column {
+			return team
+		}
+		return w.id(t)
+	}))
+	if err != nil {
+		w.t.Fatalf("resolving %s: %v", name, err)
+	}
+	return c
 }
 
 func (w *world) admin() service.Call { return w.call("root", "admin") }
@@ -452,6 +485,12 @@ func TestMatrix_Service(t *testing.T) {
 
 // Perform runs one cell for accesstest.Run and keeps what a list or search showed.
 func (w *world) Perform(cell accesstest.Cell) string {
+	// A principal whose teams are refused is refused before anything: one audited 403.
+	if p := w.m.Principals[cell.Principal]; p.Asserts != "" {
+		if _, err := w.resolve(p.Requester, p.Host, p.AssertedTeams(w.id)); err != nil {
+			return outcome(err)
+		}
+	}
 	got, showed := w.run(cell)
 	w.seen[cell.Principal] = append(w.seen[cell.Principal], showed...)
 	return got
@@ -995,7 +1034,7 @@ func (w *world) runCopyDissolve(cell accesstest.Cell) string {
 		ct = w.teamWithCopy(col)
 		w.dissolve[col] = ct
 	}
-	c := w.principal(cell.Principal) // resolved once the team exists
+	c := w.principalWith(cell.Principal, col, ct.name) // resolved once the team exists
 	d, err := w.svc.DissolveTeam(w.ctx, c, ct.name, false)
 	got := outcome(err)
 	_, terr := w.svc.GetTeam(w.ctx, w.admin(), ct.name)
@@ -1038,7 +1077,7 @@ func (w *world) runMoveIntoDissolved(cell accesstest.Cell) string {
 	if exists {
 		team = w.makeTeam(cell.Column)
 	}
-	c := w.principal(cell.Principal) // as the team still is
+	c := w.principalWith(cell.Principal, cell.Column, team) // as the team still is
 	if exists {
 		if _, err := w.svc.DissolveTeam(w.ctx, w.admin(), team, false); err != nil {
 			w.t.Fatal(err)

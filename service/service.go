@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,9 +76,13 @@ type Call struct {
 // Resolve builds the principal of requester once per request, in the organization
 // of its host, or in org when the request names one (X-Requester-Org: a platform host
 // may name any, another host only its own; naming another is refused, audited in the
-// host's own). An error while resolving denies the request (EUNAVAILABLE), never lets
-// it through.
-func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester, requestID string) (Call, error) {
+// host's own). asserted are the team memberships the host asserts for this request
+// alone (X-Requester-Teams, parsed by access.ParseAssertedTeams; nil for none): they
+// count in addition to the stored ones, checked in the same query as the rest. A host
+// that may not assert them, or a team that does not exist in the organization, is
+// refused with one audited 403. An error while resolving denies the request
+// (EUNAVAILABLE), never lets it through.
+func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester string, asserted map[string]graph.Role, requestID string) (Call, error) {
 	if requester == "" {
 		requester = host.Subject // a JWT names its requester
 	}
@@ -86,25 +92,29 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester,
 	at := s.Now().UTC()
 	inOrg, err := host.InOrg(org)
 	if graph.ErrorCode(err) == graph.EFORBIDDEN {
-		c := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host}, RequestID: requestID}
+		c := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host, Asserted: asserted}, RequestID: requestID}
 		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", graph.ErrorMessage(err))
 	}
 	if err != nil {
 		return Call{}, err
 	}
 	host = inOrg
+	refused := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host, Asserted: asserted}, RequestID: requestID}
 	if !host.MayName(requester) {
-		c := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host}, RequestID: requestID}
-		return Call{}, s.denyAs(ctx, c, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
+		return Call{}, s.denyAs(ctx, refused, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
 	}
-	facts, err := s.Dir.ResolvePrincipal(ctx, host.Org, requester)
+	facts, err := s.Dir.ResolvePrincipal(ctx, host.Org, requester, slices.Sorted(maps.Keys(asserted))...)
 	if err != nil {
 		if graph.ErrorCode(err) == graph.EINTERNAL {
 			err = graph.Wrap(graph.EUNAVAILABLE, err, "could not resolve the requester; retry later")
 		}
 		return Call{}, err
 	}
-	return Call{P: access.NewPrincipal(requester, host, facts), RequestID: requestID, ResolvedAt: at}, nil
+	p, err := access.NewPrincipal(requester, host, facts).Assert(asserted, facts.Asserted)
+	if err != nil {
+		return Call{}, s.deny(ctx, refused, "", "", err.Error())
+	}
+	return Call{P: p, RequestID: requestID, ResolvedAt: at}, nil
 }
 
 // event builds an audit event of c's.
@@ -112,6 +122,7 @@ func (s *Service) event(c Call, kind, subject, space, reason string) *graph.Audi
 	return &graph.AuditEvent{
 		Org: c.P.Org, ID: uuid.NewString(), Kind: kind, At: s.Now().UTC(), Actor: c.P.ID, Subject: subject,
 		HostKey: c.P.Host.Name, Space: space, Reason: reason, RequestID: c.RequestID,
+		AssertedTeams: access.FormatAssertedTeams(c.P.Asserted),
 	}
 }
 

@@ -36,7 +36,7 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 	admin := access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}
 	call := func(who string, h access.Host) service.Call {
 		t.Helper()
-		c, err := svc.Resolve(ctx, h, "", who+"-"+mark, "stale-"+mark)
+		c, err := svc.Resolve(ctx, h, "", who+"-"+mark, nil, "stale-"+mark)
 		if err != nil {
 			t.Fatal(err)
 		}

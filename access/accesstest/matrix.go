@@ -53,11 +53,14 @@ type World struct {
 
 type Principal struct {
 	Requester string `json:"requester"`
-	// Host is trusted, admin or confined: of the world's organization (the implicit
-	// one), or of another one, where the world holds nothing, when prefixed with its
-	// name and "_" (globex_trusted).
+	// Host is trusted, admin, confined, or asserting (a trusted key with
+	// assert_teams): of the world's organization (the implicit one), or of another
+	// one, where the world holds nothing, when prefixed with its name and "_"
+	// (globex_trusted).
 	Host  string `json:"host"`
 	Agent string `json:"agent"`
+	// Asserts is the X-Requester-Teams its host sends, in the world's team names.
+	Asserts string `json:"asserts,omitempty"`
 }
 
 // Org is the organization of the principal's host ("" for the world's own).
@@ -76,6 +79,24 @@ func (p Principal) AdminHost() string {
 		return org + "_admin"
 	}
 	return "admin"
+}
+
+// AssertedTeams is the principal's X-Requester-Teams with each team named through id
+// (a test's suffix; a team made like a world's team, for the operations that make
+// one), "" when it asserts none.
+func (p Principal) AssertedTeams(id func(string) string) string {
+	if p.Asserts == "" {
+		return ""
+	}
+	items := strings.Split(p.Asserts, ",")
+	for i, item := range items {
+		team, role, withRole := strings.Cut(item, ":")
+		items[i] = id(team)
+		if withRole {
+			items[i] += ":" + role
+		}
+	}
+	return strings.Join(items, ",")
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.

@@ -11,10 +11,14 @@ import (
 var _ graph.AuditLog = (*DB)(nil)
 
 func auditParams(ev *graph.AuditEvent) map[string]any {
+	var asserted any // none: no property
+	if len(ev.AssertedTeams) > 0 {
+		asserted = ev.AssertedTeams
+	}
 	return map[string]any{
 		"id": ev.ID, "kind": ev.Kind, "at": ev.At.UTC(), "actor": ev.Actor, "subject": ev.Subject,
 		"host_key": ev.HostKey, "space": ev.Space, "reason": ev.Reason, "request_id": ev.RequestID,
-		"group_id": ev.Org.System().GroupID(),
+		"group_id": ev.Org.System().GroupID(), "asserted_teams": asserted,
 	}
 }
 
@@ -62,6 +66,9 @@ func (db *DB) ListAudit(ctx context.Context, f graph.AuditFilter) ([]*graph.Audi
 			Subject: str(p["subject"]), HostKey: str(p["host_key"]), Space: str(p["space"]),
 			Reason: str(p["reason"]), RequestID: str(p["request_id"]),
 		})
+		if teams := strList(p["asserted_teams"]); len(teams) > 0 {
+			out[len(out)-1].AssertedTeams = teams
+		}
 	}
 	return out, "", nil
 }

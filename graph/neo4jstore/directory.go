@@ -11,8 +11,11 @@ import (
 
 var _ graph.Directory = (*DB)(nil)
 
-func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string) (graph.PrincipalFacts, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"org": string(org), "id": id})
+func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, asserted ...string) (graph.PrincipalFacts, error) {
+	if asserted == nil {
+		asserted = []string{}
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"org": string(org), "id": id, "asserted": asserted})
 	if err != nil {
 		return graph.PrincipalFacts{}, err
 	}
@@ -30,6 +33,7 @@ func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string) (g
 	f.Owns = strList(r.Values[2])
 	f.SharedWith = strList(r.Values[3])
 	f.ExpiredShares = strList(r.Values[4])
+	f.Asserted = strList(r.Values[5])
 	return f, nil
 }
 
