@@ -31,6 +31,11 @@ func worldFacts(w accesstest.World, requester string) graph.PrincipalFacts {
 			f.ExpiredShares = append(f.ExpiredShares, agent)
 		}
 	}
+	for agent, delegates := range w.Delegations { // those that lapsed give nothing: not read
+		if slices.Contains(delegates, requester) {
+			f.Delegated = append(f.Delegated, agent)
+		}
+	}
 	for team, members := range w.Teams {
 		if role, ok := members[requester]; ok {
 			f.Teams[team] = graph.Role(role)
@@ -75,8 +80,8 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // Reads by id and list: 404 exactly when the space is outside Visible. Search: found
 // exactly when the space is in VisibleForAgent. Create: the effect of Write. Delete and
 // retry of a visible memory: 403 exactly when Modify denies; promotions of a visible
-// memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share or
-// ManageAgent deny. Team operations: 404 for who does not see the team, else 403
+// memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share,
+// Delegate, Distil (compact, reflect) or ManageAgent deny. Team operations: 404 for who does not see the team, else 403
 // exactly when DissolveTeam denies; a move into a dissolved team: 403 exactly when
 // Write denies. Copies: 404 outside the visible set, else 403 exactly when Modify
 // (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
@@ -128,8 +133,10 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		switch c.Operation {
 		case "share", "unshare":
 			d = pol.Share(p, a)
+		case "delegate", "undelegate":
+			d = pol.Delegate(p, a)
 		case "compact", "reflect": // what they write goes to the agent's private space
-			d = pol.Write(p, a.ID, graph.PrivateSpace(a.ID))
+			d = pol.Distil(p, a.ID)
 		}
 		return effect(d)
 	}
@@ -233,8 +240,11 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		if s == to {
 			to = graph.PublicSpace(seed)
 		}
-		if d := pol.Write(p, seed, to); d.Effect != access.Allow {
-			return "403" // only the creator moves a memory, and only where it may write
+		if d := pol.Write(p, seed, to); d.Effect != access.Allow || !p.Owns[seed] {
+			// Only the creator (the agent's owner) moves a memory, and only where it may
+			// write: a delegate writes there too, but what it changes is no longer the
+			// agent's own words, and such a memory never moves.
+			return "403"
 		}
 		return "allow"
 	case "get_expired":
