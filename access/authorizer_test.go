@@ -332,3 +332,54 @@ func TestPolicy_CraftedTargets(t *testing.T) {
 		t.Fatalf("CraftedTargets = %v, want %v", got, want)
 	}
 }
+
+// TestPolicy_Delegation: what the matrix's delegate_a does not show. A delegate that
+// also holds a share reads the private space but still never republishes it; a
+// confined host is refused a team write for the agent, not redirected; without
+// private memories it writes only the public space; it distils nothing, and neither
+// does an admin host delegate.
+func TestPolicy_Delegation(t *testing.T) {
+	pol := access.Policy{AllowPrivate: true}
+	both := access.NewPrincipal("dan", hostOf("trusted"), graph.PrincipalFacts{Delegated: []string{"a"}, SharedWith: []string{"a"},
+		Teams: map[string]graph.Role{"x": graph.RoleWriter}, Promoter: true})
+	confined := access.NewPrincipal("dan", hostOf("confined"), graph.PrincipalFacts{Delegated: []string{"a"}})
+	admin := access.NewPrincipal("root", hostOf("admin"), graph.PrincipalFacts{})
+	agent := &graph.Agent{ID: "a", OwnerID: "alice"}
+	for name, c := range map[string]struct {
+		d    access.Decision
+		want access.Effect
+	}{
+		"private write":                   {pol.Write(both, "a", graph.PrivateSpace("a")), access.Allow},
+		"public write":                    {pol.Write(both, "a", graph.PublicSpace("a")), access.Allow},
+		"team write of a team it writes":  {pol.Write(both, "a", graph.TeamSpace("x")), access.Deny},
+		"shared write":                    {pol.Write(both, "a", graph.SharedSpace("alice")), access.Deny},
+		"another agent's space":           {pol.Write(both, "a", graph.PublicSpace("b")), access.Deny},
+		"confined team write":             {pol.Write(confined, "a", graph.TeamSpace("x")), access.Deny},
+		"confined private write":          {pol.Write(confined, "a", graph.PrivateSpace("a")), access.Allow},
+		"private write, no private":       {access.Policy{}.Write(both, "a", graph.PrivateSpace("a")), access.Deny},
+		"public write, no private":        {access.Policy{}.Write(both, "a", graph.PublicSpace("a")), access.Allow},
+		"modify private":                  {pol.Modify(both, graph.PrivateSpace("a")), access.Allow},
+		"promote from private, to global": {pol.Promote(both, graph.PrivateSpace("a"), graph.GlobalSpace), access.Deny},
+		"promote from private, to a team": {pol.Promote(both, graph.PrivateSpace("a"), graph.TeamSpace("x")), access.Deny},
+		"promote from public":             {pol.Promote(both, graph.PublicSpace("a"), graph.GlobalSpace), access.Allow},
+		"distil":                          {pol.Distil(both, "a"), access.Deny},
+		"delegate further":                {pol.Delegate(both, agent), access.Deny},
+		"share":                           {pol.Share(both, agent), access.Deny},
+		"manage":                          {pol.ManageAgent(both, agent), access.Deny},
+		"an admin host delegating":        {pol.Delegate(admin, agent), access.Deny},
+	} {
+		if c.d.Effect != c.want || (c.want == access.Deny && c.d.Reason == "") {
+			t.Errorf("%s: %+v, want effect %d", name, c.d, c.want)
+		}
+	}
+	owner := access.NewPrincipal("alice", hostOf("trusted"), graph.PrincipalFacts{Owns: []string{"a"}})
+	if d := pol.Distil(owner, "a"); d.Effect != access.Allow {
+		t.Errorf("the owner distilling: %+v", d)
+	}
+	if d := (access.Policy{}).Distil(owner, "a"); d.Effect != access.Deny {
+		t.Errorf("the owner distilling without private memories: %+v", d)
+	}
+	if d := pol.Delegate(owner, agent); d.Effect != access.Allow {
+		t.Errorf("the owner delegating: %+v", d)
+	}
+}
