@@ -88,9 +88,9 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 }
 
 // distilling checks a compaction or reflection of agent by c before anything is read:
-// the agent exists, c may distil it (its owner, who may write its private space; an
-// audited EFORBIDDEN otherwise),
-// and the budget is in bounds; it returns the budget (0: the default).
+// the agent exists, c may distil it (its owner, where private memories are allowed;
+// not a delegate, which may write the private space; an audited EFORBIDDEN
+// otherwise), and the budget is in bounds; it returns the budget (0: the default).
 func (s *Service) distilling(ctx context.Context, c Call, agent string, maxTokens int, what string) (int, error) {
 	if maxTokens == 0 {
 		maxTokens = CompactTokensDefault
