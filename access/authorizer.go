@@ -36,19 +36,30 @@ type Authorizer interface {
 	// owner's shared space for the owner, and the scopes asked for (teams, global)
 	// where they are visible.
 	VisibleForAgent(p Principal, agent string, scopes []graph.Space) graph.Visible
-	// Write decides a new memory of agent's in space.
+	// Write decides a new memory of agent's in space: its owner's, or a delegate's in
+	// the agent's own private and public spaces only.
 	Write(p Principal, agent string, space graph.Space) Decision
 	// Modify decides changing a memory in space that p can already see: deleting it,
-	// retrying its ingestion.
+	// retrying its ingestion. An agent's delegates modify its memories as its owner
+	// does, those they can see.
 	Modify(p Principal, space graph.Space) Decision
 	// Promote decides copying a memory p can see from source into target: p must be
-	// able to republish what is in source (its owner's agent, a writer of its team;
-	// anyone for what all may read) and to write to target by promotion.
+	// able to republish what is in source (its agent's owner for a private space, a
+	// writer of its team; anyone for what all may read; never a delegate or a read
+	// share) and to write to target by promotion.
 	Promote(p Principal, source, target graph.Space) Decision
 	// ManageAgent decides changing or erasing agent (owner or admin host).
 	ManageAgent(p Principal, agent *graph.Agent) Decision
 	// Share decides granting or revoking read access to agent's private space.
 	Share(p Principal, agent *graph.Agent) Decision
+	// Delegate decides granting or revoking another requester the right to write
+	// agent's memories: its owner only (not an admin host; a delegate never delegates
+	// further).
+	Delegate(p Principal, agent *graph.Agent) Decision
+	// Distil decides a compaction or reflection of agent, which reads what p sees of
+	// it and writes into its private space: its owner only, where private memories
+	// are allowed (a delegate, which may write there, may not).
+	Distil(p Principal, agent string) Decision
 	// Admin decides the admin routes: teams, memberships, promoters, audit.
 	Admin(p Principal) Decision
 	// DissolveTeam decides deleting team and sending its memories back to their
@@ -113,6 +124,9 @@ func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
 	if s.Org != p.Org {
 		return deny(foreignSpace)
 	}
+	if p.delegate(agent) {
+		return pol.delegateWrite(agent, s)
+	}
 	if !p.Owns[agent] {
 		return deny("only the agent's owner may write its memories")
 	}
@@ -145,16 +159,29 @@ func (pol Policy) Write(p Principal, agent string, s graph.Space) Decision {
 	return deny("this space cannot be written")
 }
 
+// delegateWrite decides a write of agent's by one of its delegates: into the agent's
+// own private and public spaces, never a team's, a shared or the global space (a
+// confined host is not redirected: there is no space of its own to redirect to).
+func (pol Policy) delegateWrite(agent string, s graph.Space) Decision {
+	if (s.Kind != graph.SpacePrivate && s.Kind != graph.SpacePublic) || s.Agent != agent {
+		return deny("a delegate writes only to the agent's own private and public spaces")
+	}
+	if s.Kind == graph.SpacePrivate && !pol.AllowPrivate {
+		return deny("private memories are disabled in this deployment")
+	}
+	return allow(s)
+}
+
 func (pol Policy) Modify(p Principal, s graph.Space) Decision {
 	if s.Org != p.Org {
 		return deny(foreignSpace)
 	}
 	switch s.Kind {
 	case graph.SpacePrivate, graph.SpacePublic:
-		if p.Owns[s.Agent] {
+		if p.Owns[s.Agent] || p.Delegated[s.Agent] {
 			return allow(s)
 		}
-		return deny("only the agent's owner may change or delete its memories")
+		return deny("only the agent's owner or its delegates may change or delete its memories")
 	case graph.SpaceTeam:
 		if p.Teams[s.Team] == graph.RoleWriter {
 			return allow(s)
@@ -180,7 +207,11 @@ func (pol Policy) Promote(p Principal, source, target graph.Space) Decision {
 	}
 	switch source.Kind {
 	case graph.SpacePublic, graph.SpaceGlobal: // what every requester reads
-	case graph.SpacePrivate, graph.SpaceTeam, graph.SpaceShared: // a read share or a team reader never republishes
+	case graph.SpacePrivate: // a read share or a delegate never republishes
+		if !p.Owns[source.Agent] {
+			return deny("only the owner of a private or shared space or a writer of a team may promote from it")
+		}
+	case graph.SpaceTeam, graph.SpaceShared: // a team reader never republishes
 		if d := pol.Modify(p, source); d.Effect != Allow {
 			return deny("only the owner of a private or shared space or a writer of a team may promote from it")
 		}
@@ -214,6 +245,20 @@ func (pol Policy) Share(p Principal, a *graph.Agent) Decision {
 		return allow(p.Org.Private(a.ID))
 	}
 	return deny("only the agent's owner may share its private space")
+}
+
+func (pol Policy) Delegate(p Principal, a *graph.Agent) Decision {
+	if a.OwnerID == p.ID {
+		return allow(graph.Space{})
+	}
+	return deny("only the agent's owner may delegate writing its memories")
+}
+
+func (pol Policy) Distil(p Principal, agent string) Decision {
+	if !p.Owns[agent] {
+		return deny("only the agent's owner compacts or reflects it")
+	}
+	return pol.Write(p, agent, p.Org.Private(agent))
 }
 
 func (pol Policy) DissolveTeam(p Principal, t *graph.Team) Decision {

@@ -32,6 +32,11 @@ func worldFacts(w accesstest.World, requester string) graph.PrincipalFacts {
 			f.ExpiredShares = append(f.ExpiredShares, agent)
 		}
 	}
+	for agent, delegates := range w.Delegations { // those that lapsed give nothing: not read
+		if slices.Contains(delegates, requester) {
+			f.Delegated = append(f.Delegated, agent)
+		}
+	}
 	for team, members := range w.Teams {
 		if role, ok := members[requester]; ok {
 			f.Teams[team] = graph.Role(role)
@@ -85,8 +90,8 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // Reads by id and list: 404 exactly when the space is outside Visible. Search: found
 // exactly when the space is in VisibleForAgent. Create: the effect of Write. Delete and
 // retry of a visible memory: 403 exactly when Modify denies; promotions of a visible
-// memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share or
-// ManageAgent deny. Team operations: 404 for who does not see the team, else 403
+// memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share,
+// Delegate, Distil (compact, reflect) or ManageAgent deny. Team operations: 404 for who does not see the team, else 403
 // exactly when DissolveTeam denies; a move into a dissolved team: 403 exactly when
 // Write denies. Copies: 404 outside the visible set, else 403 exactly when Modify
 // (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
@@ -177,8 +182,10 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		switch c.Operation {
 		case "share", "unshare":
 			d = pol.Share(p, a)
+		case "delegate", "undelegate":
+			d = pol.Delegate(p, a)
 		case "compact", "reflect": // what they write goes to the agent's private space
-			d = pol.Write(p, a.ID, graph.DefaultOrg.Private(a.ID))
+			d = pol.Distil(p, a.ID)
 		}
 		return effect(d)
 	}
@@ -282,8 +289,11 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		if s == to {
 			to = graph.DefaultOrg.Public(seed)
 		}
-		if d := pol.Write(p, seed, to); d.Effect != access.Allow {
-			return "403" // only the creator moves a memory, and only where it may write
+		if d := pol.Write(p, seed, to); d.Effect != access.Allow || !p.Owns[seed] {
+			// Only the creator (the agent's owner) moves a memory, and only where it may
+			// write: a delegate writes there too, but what it changes is no longer the
+			// agent's own words, and such a memory never moves.
+			return "403"
 		}
 		return "allow"
 	case "get_expired":
@@ -369,5 +379,56 @@ func TestPolicy_CraftedTargets(t *testing.T) {
 	want := []string{"agent-b-private", "team-y"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("CraftedTargets = %v, want %v", got, want)
+	}
+}
+
+// TestPolicy_Delegation: what the matrix's delegate_a does not show. A delegate that
+// also holds a share reads the private space but still never republishes it; a
+// confined host is refused a team write for the agent, not redirected; without
+// private memories it writes only the public space; it distils nothing, and neither
+// does an admin host delegate.
+func TestPolicy_Delegation(t *testing.T) {
+	pol := access.Policy{AllowPrivate: true}
+	both := access.NewPrincipal("dan", hostOf("trusted"), graph.PrincipalFacts{Delegated: []string{"a"}, SharedWith: []string{"a"},
+		Teams: map[string]graph.Role{"x": graph.RoleWriter}, Promoter: true})
+	confined := access.NewPrincipal("dan", hostOf("confined"), graph.PrincipalFacts{Delegated: []string{"a"}})
+	admin := access.NewPrincipal("root", hostOf("admin"), graph.PrincipalFacts{})
+	agent := &graph.Agent{ID: "a", OwnerID: "alice"}
+	for name, c := range map[string]struct {
+		d    access.Decision
+		want access.Effect
+	}{
+		"private write":                   {pol.Write(both, "a", graph.DefaultOrg.Private("a")), access.Allow},
+		"public write":                    {pol.Write(both, "a", graph.DefaultOrg.Public("a")), access.Allow},
+		"team write of a team it writes":  {pol.Write(both, "a", graph.DefaultOrg.Team("x")), access.Deny},
+		"shared write":                    {pol.Write(both, "a", graph.DefaultOrg.Shared("alice")), access.Deny},
+		"another agent's space":           {pol.Write(both, "a", graph.DefaultOrg.Public("b")), access.Deny},
+		"confined team write":             {pol.Write(confined, "a", graph.DefaultOrg.Team("x")), access.Deny},
+		"confined private write":          {pol.Write(confined, "a", graph.DefaultOrg.Private("a")), access.Allow},
+		"private write, no private":       {access.Policy{}.Write(both, "a", graph.DefaultOrg.Private("a")), access.Deny},
+		"public write, no private":        {access.Policy{}.Write(both, "a", graph.DefaultOrg.Public("a")), access.Allow},
+		"modify private":                  {pol.Modify(both, graph.DefaultOrg.Private("a")), access.Allow},
+		"promote from private, to global": {pol.Promote(both, graph.DefaultOrg.Private("a"), graph.DefaultOrg.Global()), access.Deny},
+		"promote from private, to a team": {pol.Promote(both, graph.DefaultOrg.Private("a"), graph.DefaultOrg.Team("x")), access.Deny},
+		"promote from public":             {pol.Promote(both, graph.DefaultOrg.Public("a"), graph.DefaultOrg.Global()), access.Allow},
+		"distil":                          {pol.Distil(both, "a"), access.Deny},
+		"delegate further":                {pol.Delegate(both, agent), access.Deny},
+		"share":                           {pol.Share(both, agent), access.Deny},
+		"manage":                          {pol.ManageAgent(both, agent), access.Deny},
+		"an admin host delegating":        {pol.Delegate(admin, agent), access.Deny},
+	} {
+		if c.d.Effect != c.want || (c.want == access.Deny && c.d.Reason == "") {
+			t.Errorf("%s: %+v, want effect %d", name, c.d, c.want)
+		}
+	}
+	owner := access.NewPrincipal("alice", hostOf("trusted"), graph.PrincipalFacts{Owns: []string{"a"}})
+	if d := pol.Distil(owner, "a"); d.Effect != access.Allow {
+		t.Errorf("the owner distilling: %+v", d)
+	}
+	if d := (access.Policy{}).Distil(owner, "a"); d.Effect != access.Deny {
+		t.Errorf("the owner distilling without private memories: %+v", d)
+	}
+	if d := pol.Delegate(owner, agent); d.Effect != access.Allow {
+		t.Errorf("the owner delegating: %+v", d)
 	}
 }

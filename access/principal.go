@@ -24,12 +24,16 @@ type Principal struct {
 	// Asserted are the memberships its host asserted for this request alone
 	// (X-Requester-Teams, see Assert), already counted in Teams; nil when none were.
 	Asserted map[string]graph.Role
+	// Delegated are agents whose owners let it write their memories in the agents' own
+	// spaces (delegations in force). A delegation gives no read access.
+	Delegated map[string]bool
 }
 
 // NewPrincipal builds a principal from the store's facts.
 func NewPrincipal(id string, host Host, f graph.PrincipalFacts) Principal {
 	p := Principal{Org: host.Org, ID: id, Host: host, Teams: map[string]graph.Role{}, Promoter: f.Promoter,
-		Owns: map[string]bool{}, SharedWith: map[string]bool{}, ExpiredShares: map[string]bool{}}
+		Owns: map[string]bool{}, SharedWith: map[string]bool{}, ExpiredShares: map[string]bool{},
+		Delegated: map[string]bool{}}
 	for team, role := range f.Teams {
 		if graph.ValidID(team) && (role == graph.RoleReader || role == graph.RoleWriter) {
 			p.Teams[team] = role
@@ -43,6 +47,9 @@ func NewPrincipal(id string, host Host, f graph.PrincipalFacts) Principal {
 	}
 	for _, a := range f.ExpiredShares {
 		p.ExpiredShares[a] = true
+	}
+	for _, a := range f.Delegated {
+		p.Delegated[a] = true
 	}
 	return p
 }
@@ -132,6 +139,10 @@ func (p Principal) Assert(teams map[string]graph.Role, existing []string) (Princ
 
 // canReadPrivate reports whether p may read agent's private space.
 func (p Principal) canReadPrivate(agent string) bool { return p.Owns[agent] || p.SharedWith[agent] }
+
+// delegate reports whether p writes agent's memories by delegation only: it does not
+// own the agent.
+func (p Principal) delegate(agent string) bool { return p.Delegated[agent] && !p.Owns[agent] }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

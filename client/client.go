@@ -101,8 +101,10 @@ type Stored struct {
 	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
 	DerivedFrom       []string        `json:"derived_from,omitempty"`
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
+	WrittenBy         string          `json:"written_by,omitempty"`
 	Version           int             `json:"version"`
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
+	UpdatedBy         string          `json:"updated_by,omitempty"`
 	Extract           *bool           `json:"extract,omitempty"`
 	Score             *float64        `json:"score,omitempty"`
 }

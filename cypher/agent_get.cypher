@@ -1,3 +1,3 @@
-// An agent with its share grants, the lapsed ones too (expired).
+// An agent with its share grants and its delegations, the lapsed ones too (expired).
 MATCH (a:Agent {org: $org, id: $id})
-RETURN a, {{agent_shares}} AS shares
+RETURN a, {{agent_shares}} AS shares, {{agent_delegates}} AS delegates

@@ -1,7 +1,7 @@
-// A page of agents, newest first (then by id), each with its share grants and the
-// relation of $requester to it: whether it owns it, whether it holds a grant in force
-// of it (no expires_at, or one still ahead). Which agents: those $mine owns or holds a
-// grant in force of, those $owner owns, or every agent ($all); the selectors not asked
+// A page of agents, newest first (then by id), each with its share grants, its
+// delegations and the relation of $requester to it: whether it owns it, whether it
+// holds a grant in force of it (no expires_at, or one still ahead). Which agents:
+// those $mine owns or holds a grant in force of, those $owner owns, or every agent ($all); the selectors not asked
 // for are null (false), and a property equal to null matches nothing. The branch of
 // every agent starts from $all alone, so that it reads no agent unless asked. The
 // cursor is the last row of the previous page.
@@ -24,4 +24,4 @@ LIMIT $limit
 RETURN a, at, a.owner_id = $requester AS owns,
        EXISTS { MATCH (a)-[g:SHARED_WITH]->(:Principal {org: $org, id: $requester})
                 WHERE g.expires_at IS NULL OR g.expires_at > datetime() } AS shared,
-       {{agent_shares}} AS shares
+       {{agent_shares}} AS shares, {{agent_delegates}} AS delegates

@@ -19,6 +19,8 @@ const (
 	AuditShareGranted      = "share_granted"      // an owner shared an agent's private space
 	AuditShareRevoked      = "share_revoked"      // and took it back
 	AuditShareExpired      = "share_expired"      // a time-bounded share lapsed, or was first used after it did
+	AuditDelegateGranted   = "delegate_granted"   // an owner let another requester write an agent's memories
+	AuditDelegateRevoked   = "delegate_revoked"   // and took it back
 	AuditQuotaExceeded     = "quota_exceeded"     // a write refused by the public-write quota
 	AuditUpdated           = "updated"            // a memory changed in place (a new version)
 	AuditVisibilityChanged = "visibility_changed" // a memory moved to another space by its creator

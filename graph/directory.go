@@ -19,6 +19,9 @@ type Agent struct {
 	OwnerID   string
 	CreatedAt time.Time
 	Shares    []Share // the owner's grants of read access to the private space, lapsed ones too
+	// Delegates are the owner's grants of the right to write the agent's memories,
+	// lapsed ones too.
+	Delegates []Delegation
 }
 
 // Share is one grant of read access to an agent's private space.
@@ -27,6 +30,17 @@ type Share struct {
 	GrantedAt time.Time
 	ExpiresAt *time.Time // nil: until revoked
 	Expired   bool       // ExpiresAt has passed: the grant no longer gives access
+}
+
+// Delegation is one grant of the right to write an agent's memories in its own
+// spaces (its private and public ones) in the owner's stead. It gives no read access:
+// a delegate reads the private space only if it also holds a Share.
+type Delegation struct {
+	Principal string
+	Role      Role // RoleWriter, the only role there is
+	GrantedAt time.Time
+	ExpiresAt *time.Time // nil: until revoked
+	Expired   bool       // ExpiresAt has passed: the grant no longer gives anything
 }
 
 // SharedWith returns the requesters whose grants are in force.
@@ -127,6 +141,9 @@ type PrincipalFacts struct {
 	// Asserted are those of the teams asked about (the ones a host asserts for the
 	// request) that exist.
 	Asserted []string
+	// Delegated are agents whose owners granted the requester the right to write their
+	// memories (delegations in force, not lapsed).
+	Delegated []string
 }
 
 // Directory stores agents, teams and grants. Each change is written in one
@@ -146,18 +163,24 @@ type Directory interface {
 	// shares and q.Requester's relation to it. EINVALID for a cursor it did not issue.
 	ListAgents(ctx context.Context, q AgentQuery) (AgentPage, error)
 	// SetOwner gives the agent to owner if its owner is still expectedOwner (the one
-	// the decision was made on); ECONFLICT otherwise.
+	// the decision was made on), dropping its shares and delegations (the previous
+	// owner's grants); ECONFLICT otherwise.
 	SetOwner(ctx context.Context, org Org, id, expectedOwner, owner string, ev *AuditEvent) error
 	// DeleteAgent erases the agent and every node and edge of its spaces, versions
 	// included, if its owner is still expectedOwner, and returns the number of
 	// episodes removed; ECONFLICT otherwise. What the agent wrote in other spaces
 	// (teams, global, its owner's shared space) stays there, no longer its agent's
 	// own (ContentAgent ""): it never goes back to an agent, one created later with
-	// the same id included.
+	// the same id included. Its shares and delegations go with it.
 	DeleteAgent(ctx context.Context, org Org, id, expectedOwner string, ev *AuditEvent) (int, error)
 	// SetShare grants (or revokes) principal read access to the agent's private space,
 	// until expiresAt when it is not nil.
 	SetShare(ctx context.Context, org Org, agent, principal string, granted bool, expiresAt *time.Time, ev *AuditEvent) error
+	// SetDelegate grants principal the role (RoleWriter) on the agent's memories until
+	// expiresAt when it is not nil, or with role "" revokes it, if the agent's owner is
+	// still expectedOwner (the one the decision was made on); ENOTFOUND if the agent
+	// does not exist, ECONFLICT if its owner changed.
+	SetDelegate(ctx context.Context, org Org, agent, expectedOwner, principal string, role Role, expiresAt *time.Time, ev *AuditEvent) error
 	// LapseShares audits up to limit grants whose expires_at has passed, each once
 	// however many processes sweep, with the event audit returns; returns how many.
 	LapseShares(ctx context.Context, limit int, audit func(org Org, agent, principal string, expiresAt time.Time) *AuditEvent) (int, error)

@@ -95,6 +95,8 @@ func (a *api) routes(g *echo.Group) {
 	g.PUT("/agents/:id/owner", a.transferOwner, a.requester)
 	g.PUT("/agents/:id/shares/:principal", a.share(true), a.requester)
 	g.DELETE("/agents/:id/shares/:principal", a.share(false), a.requester)
+	g.PUT("/agents/:id/delegates/:principal", a.delegate, a.requester)
+	g.DELETE("/agents/:id/delegates/:principal", a.undelegate, a.requester)
 
 	g.POST("/teams", a.createTeam, a.requester)
 	g.GET("/teams", a.listTeams, a.requester)
@@ -126,7 +128,18 @@ type agentView struct {
 	// Both only for the owner and admin hosts.
 	SharedWith []string    `json:"shared_with,omitempty"`
 	Shares     []shareView `json:"shares,omitempty"`
-	Spaces     []string    `json:"spaces"`
+	// Delegates lists every delegation, lapsed ones marked; only for the owner and
+	// admin hosts.
+	Delegates []delegateView `json:"delegates,omitempty"`
+	Spaces    []string       `json:"spaces"`
+}
+
+type delegateView struct {
+	Principal string     `json:"principal"`
+	Role      graph.Role `json:"role"`
+	GrantedAt time.Time  `json:"granted_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Expired   bool       `json:"expired"`
 }
 
 type shareView struct {
@@ -145,6 +158,10 @@ func agentViewOf(org graph.Org, v service.AgentView) agentView {
 	}
 	for _, s := range v.Shares {
 		out.Shares = append(out.Shares, shareView{Principal: s.Principal, GrantedAt: s.GrantedAt, ExpiresAt: s.ExpiresAt, Expired: s.Expired})
+	}
+	for _, d := range v.Delegates {
+		out.Delegates = append(out.Delegates, delegateView{Principal: d.Principal, Role: d.Role, GrantedAt: d.GrantedAt,
+			ExpiresAt: d.ExpiresAt, Expired: d.Expired})
 	}
 	return out
 }
@@ -217,6 +234,41 @@ func (a *api) share(grant bool) echo.HandlerFunc {
 		}
 		return c.NoContent(http.StatusNoContent)
 	}
+}
+
+// delegateRequest is the body of a delegation: the role (writer, the only one) and
+// when it ends (none: until revoked).
+type delegateRequest struct {
+	Role      graph.Role `json:"role"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+func (a *api) delegate(c echo.Context) error {
+	var req delegateRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if req.Role != graph.RoleWriter {
+		return graph.Errorf(graph.EINVALID, "role must be writer")
+	}
+	if err := a.svc.Delegate(c.Request().Context(), callOf(c), c.Param("id"), c.Param("principal"), req.Role, req.ExpiresAt); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (a *api) undelegate(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return decodeError(err) // the body limit
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		return graph.Errorf(graph.EINVALID, "revoking a delegation takes no body")
+	}
+	if err := a.svc.Delegate(c.Request().Context(), callOf(c), c.Param("id"), c.Param("principal"), "", nil); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 type teamRequest struct {

@@ -296,6 +296,18 @@ func newWorld(t *testing.T) *world {
 				map[string]any{"expires_at": lapse.Format(time.RFC3339Nano)}, nil)
 		}
 	}
+	for agent, delegates := range m.World.Delegations {
+		for _, d := range delegates {
+			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/delegates/"+w.id(d),
+				map[string]any{"role": "writer"}, nil)
+		}
+	}
+	for agent, delegates := range m.World.LapsedDelegations {
+		for _, d := range delegates {
+			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/delegates/"+w.id(d),
+				map[string]any{"role": "writer", "expires_at": lapse.Format(time.RFC3339Nano)}, nil)
+		}
+	}
 	// Each seed names a person (its token, capitalised) who works at an organisation:
 	// ingestion turns it into two entities and a WORKS_AT fact that search must find
 	// within the visible set only. The agents' and teams' spaces of this world are
@@ -341,13 +353,52 @@ func newWorld(t *testing.T) *world {
 			}
 		}
 	}
+	// And once the lapsing delegations have lapsed: the owner sees them marked expired (a
+	// write by the former delegate would be one more 403 of a principal of the matrix).
+	for agent, delegates := range m.World.LapsedDelegations {
+		owner := w.as(m.World.Agents[agent], "trusted")
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			var a agentDelegates
+			owner.must(http.StatusOK, "GET", "/v1/agents/"+w.id(agent), nil, &a)
+			if a.expired(w.id, delegates) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%v still hold %s's delegation a minute after it lapsed", delegates, agent)
+			}
+		}
+	}
 	return w
+}
+
+// agentDelegates is an agent as its owner sees it: with its delegations.
+type agentDelegates struct {
+	Delegates []delegation `json:"delegates"`
+}
+
+type delegation struct {
+	Principal string `json:"principal"`
+	Role      string `json:"role"`
+	Expired   bool   `json:"expired"`
+}
+
+// expired reports whether every one of principals (through id) holds a lapsed
+// delegation of the agent.
+func (a agentDelegates) expired(id func(string) string, principals []string) bool {
+	for _, p := range principals {
+		if !slices.ContainsFunc(a.Delegates, func(d delegation) bool {
+			return d.Principal == id(p) && d.Expired
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP;
 // service/matrix_test.go runs every operation through the service layer, so this
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all",
+var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate",
 	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
@@ -473,6 +524,8 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	switch c.Operation {
 	case "list_agents", "list_agents_all", "list_teams", "list_teams_all":
 		return w.onList(cl, c), nil
+	case "delegate", "undelegate":
+		return w.runDelegate(cl, c), nil
 	case "create", "create_fact":
 		if agent == "" {
 			agent = own
@@ -617,8 +670,12 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 				}
 				status, out := cl.do("GET", "/v1/"+kind+"/"+id, nil)
 				if status != http.StatusOK && kind == "memories" && neo4jtest.Count(w.t,
-					"MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": id}) == 0 {
-					continue // erased since (global is shared with other tests, which erase what they wrote)
+					"MATCH (e:Episodic {uuid: $id}) WHERE e.expires_at IS NULL OR e.expires_at > datetime() RETURN count(e)",
+					map[string]any{"id": id}) == 0 {
+					// Erased or expired since (global is shared with other tests, which erase
+					// what they wrote there, and let memories there expire: the service tier's
+					// world does, running beside this one).
+					continue
 				}
 				if status != http.StatusOK {
 					return fmt.Sprintf("the context drew on %s %s, which GET answers %d", kind, id, status), nil
@@ -1033,4 +1090,58 @@ func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
 		return fmt.Sprintf("%d, but the memory left its private space", status)
 	}
 	return fmt.Sprint(status)
+}
+
+// runDelegate grants (delegate) or revokes (undelegate) a delegation, as the cell's
+// principal, on a fresh agent made like the world's agent of the column (its owner
+// and its delegations; undelegate: one to the grantee too), or on an agent that does
+// not exist (ghost). Then the grantee's write to the agent's public space is accepted
+// exactly when it holds the delegation, and the owner sees exactly that.
+func (w *world) runDelegate(cl client, c accesstest.Cell) string {
+	w.teams++
+	agent, grantee := w.id(fmt.Sprintf("%s%d", c.Column, w.teams)), w.as("gina", "trusted")
+	owner, exists := w.m.World.Agents[c.Column]
+	path := "/v1/agents/" + agent + "/delegates/" + grantee.requester
+	if exists {
+		w.as("root", "admin").must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent, "owner_id": w.id(owner)}, nil)
+		oc := w.as(owner, "trusted")
+		for _, d := range w.m.World.Delegations[c.Column] {
+			oc.must(http.StatusNoContent, "PUT", "/v1/agents/"+agent+"/delegates/"+w.id(d), map[string]any{"role": "writer"}, nil)
+		}
+		if c.Operation == "undelegate" {
+			oc.must(http.StatusNoContent, "PUT", path, map[string]any{"role": "writer"}, nil)
+		}
+	}
+	var status int
+	if c.Operation == "delegate" {
+		status, _ = cl.do("PUT", path, map[string]any{"role": "writer"})
+	} else {
+		status, _ = cl.do("DELETE", path, nil)
+	}
+	got := fmt.Sprint(status)
+	if status == http.StatusNoContent {
+		got = "allow"
+	}
+	if !exists {
+		if s, _ := w.as("root", "admin").do("GET", "/v1/agents/"+agent, nil); s != http.StatusNotFound {
+			return fmt.Sprintf("%s, and now the agent answers %d", got, s)
+		}
+		return got
+	}
+	// The grantee is no principal of the matrix: its refused write is audited apart.
+	wrote, _ := grantee.do("POST", "/v1/memories", map[string]any{"agent_id": agent, "visibility": "public",
+		"messages": "A delegate's memory of " + agent + "."})
+	var a agentDelegates
+	w.as(owner, "trusted").must(http.StatusOK, "GET", "/v1/agents/"+agent, nil, &a)
+	listed := slices.ContainsFunc(a.Delegates, func(d delegation) bool {
+		return d.Principal == grantee.requester && d.Role == "writer" && !d.Expired
+	})
+	holds := (c.Operation == "delegate") == (got == "allow")
+	switch {
+	case holds != (wrote == http.StatusAccepted):
+		return fmt.Sprintf("%s, but the grantee's write answers %d", got, wrote)
+	case holds != listed:
+		return fmt.Sprintf("%s, but the owner sees the grantee's delegation: %v", got, listed)
+	}
+	return got
 }

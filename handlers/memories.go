@@ -105,9 +105,11 @@ type memoryView struct {
 	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
 	DerivedFrom       []string        `json:"derived_from,omitempty"`
 	VisibilityRule    string          `json:"visibility_rule,omitempty"`
+	WrittenBy         string          `json:"written_by,omitempty"` // the requester who wrote it (the owner, or a delegate): for who may change it, or was it
 	Version           int             `json:"version"`
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
-	Extract           *bool           `json:"extract,omitempty"` // false when the memory was stored without extraction
+	UpdatedBy         string          `json:"updated_by,omitempty"` // who last changed it, shown as written_by is
+	Extract           *bool           `json:"extract,omitempty"`    // false when the memory was stored without extraction
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -118,8 +120,8 @@ func viewOf(e *graph.Episode) memoryView {
 		Content: e.Content, Messages: e.Messages, Metadata: e.Metadata, Tags: e.Tags, Priority: e.Priority,
 		Confidence: e.Confidence, ReferenceTime: e.ValidAt, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt,
 		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, DerivedFrom: e.DerivedFrom,
-		VisibilityRule: e.VisibilityRule,
-		Version:        e.Version, UpdatedAt: e.UpdatedAt, Extract: extractOf(e),
+		VisibilityRule: e.VisibilityRule, WrittenBy: e.RequesterID,
+		Version: e.Version, UpdatedAt: e.UpdatedAt, UpdatedBy: e.UpdatedBy, Extract: extractOf(e),
 	}
 }
 

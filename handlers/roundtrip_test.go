@@ -32,13 +32,13 @@ var writtenKeys = []string{"agent_id", "messages", "metadata", "reference_time",
 	"tags", "priority", "expires_at", "confidence", "extract"}
 
 // serverKeys are the properties the server sets on every memory.
-var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version"}
+var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version", "written_by"}
 
 // laterKeys are the properties a written memory does not have: set by a failure
 // (last_error), a promotion, a compaction or reflection, a visibility rule, an update,
 // or a search (score).
 var laterKeys = []string{"last_error", "promoted_from", "promoted_by", "promoted_at", "derived_from",
-	"visibility_rule", "updated_at", "score"}
+	"visibility_rule", "updated_at", "updated_by", "score"}
 
 // ingestionKeys are a memory's place in extraction: its own, never copied.
 var ingestionKeys = []string{"status", "attempts", "last_error"}
@@ -445,7 +445,7 @@ func TestRoundTrip(t *testing.T) {
 	// alone; the version it replaced holds the memory as it was.
 	t.Run("Update", func(t *testing.T) {
 		owner := w.owner.in(t)
-		changed := []string{"messages", "content", "version", "updated_at"}
+		changed := []string{"messages", "content", "version", "updated_at", "updated_by"}
 		for _, c := range []struct {
 			id       string
 			messages any
@@ -480,6 +480,9 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if after["status"] != "done" {
 				t.Errorf("PATCH of messages: status %v after extraction", after["status"])
+			}
+			if after["updated_by"] != w.owner.requester || after["written_by"] != w.owner.requester {
+				t.Errorf("PATCH of messages: written by %v, updated by %v, want %s for both", after["written_by"], after["updated_by"], w.owner.requester)
 			}
 
 			var versions struct {

@@ -23,6 +23,8 @@ type versioned struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	Version   int        `json:"version"`
 	UpdatedAt *time.Time `json:"updated_at"`
+	WrittenBy string     `json:"written_by"`
+	UpdatedBy string     `json:"updated_by"`
 }
 
 // patch sends a PATCH with an If-Match header (none when ifMatch is empty).

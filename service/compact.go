@@ -88,8 +88,9 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 }
 
 // distilling checks a compaction or reflection of agent by c before anything is read:
-// the agent exists, c may write its private space (an audited EFORBIDDEN otherwise),
-// and the budget is in bounds; it returns the budget (0: the default).
+// the agent exists, c may distil it (its owner, where private memories are allowed;
+// not a delegate, which may write the private space; an audited EFORBIDDEN
+// otherwise), and the budget is in bounds; it returns the budget (0: the default).
 func (s *Service) distilling(ctx context.Context, c Call, agent string, maxTokens int, what string) (int, error) {
 	if maxTokens == 0 {
 		maxTokens = CompactTokensDefault
@@ -101,7 +102,7 @@ func (s *Service) distilling(ctx context.Context, c Call, agent string, maxToken
 		return 0, err
 	}
 	private := c.P.Org.Private(agent)
-	if d := s.Auth.Write(c.P, agent, private); d.Effect != access.Allow {
+	if d := s.Auth.Distil(c.P, agent); d.Effect != access.Allow {
 		return 0, s.deny(ctx, c, agent, private.GroupID(), "a "+what+" is written to the agent's private space: "+d.Reason)
 	}
 	return maxTokens, nil

@@ -24,7 +24,7 @@ func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*g
 	if owner != c.P.ID && !c.P.Host.Admin {
 		return nil, s.deny(ctx, c, id, "", "naming another owner needs an admin host key")
 	}
-	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), Shares: []graph.Share{}}
+	a := &graph.Agent{ID: id, OwnerID: owner, CreatedAt: s.Now().UTC(), Shares: []graph.Share{}, Delegates: []graph.Delegation{}}
 	ev := s.event(c, graph.AuditOwnershipChanged, id, "", "created, owner "+owner)
 	if err := s.Dir.CreateAgent(ctx, c.P.Org, a, ev); err != nil {
 		return nil, err
@@ -32,13 +32,14 @@ func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*g
 	return a, nil
 }
 
-// AgentView is an agent as one caller may see it: the owner and the shares only for
-// the owner and admin hosts.
+// AgentView is an agent as one caller may see it: the owner, the shares and the
+// delegations only for the owner and admin hosts.
 type AgentView struct {
 	ID        string
 	CreatedAt time.Time
 	OwnerID   string
-	Shares    []graph.Share // nil unless the caller may manage the agent
+	Shares    []graph.Share      // nil unless the caller may manage the agent
+	Delegates []graph.Delegation // nil unless the caller may manage the agent
 }
 
 // GetAgent returns the agent; every authenticated requester may know an agent exists
@@ -54,12 +55,12 @@ func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, e
 	return s.shownAgent(c, a), nil
 }
 
-// shownAgent is a as c may see it, by id or in a list: the owner and the shares only
-// when c may manage it.
+// shownAgent is a as c may see it, by id or in a list: the owner, the shares and the
+// delegations only when c may manage it (a delegate is not shown them).
 func (s *Service) shownAgent(c Call, a *graph.Agent) AgentView {
 	v := AgentView{ID: a.ID, CreatedAt: a.CreatedAt}
 	if s.Auth.ManageAgent(c.P, a).Effect == access.Allow {
-		v.OwnerID, v.Shares = a.OwnerID, a.Shares
+		v.OwnerID, v.Shares, v.Delegates = a.OwnerID, a.Shares, a.Delegates
 	}
 	return v
 }
@@ -79,7 +80,8 @@ func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Age
 	return a, nil
 }
 
-// TransferOwner gives the agent to a new owner; shares granted by the old owner end.
+// TransferOwner gives the agent to a new owner; shares and delegations granted by the
+// old owner end.
 func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) error {
 	if err := graph.CheckID("owner_id", owner); err != nil {
 		return err
@@ -130,6 +132,51 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 		reason += " until " + expiresAt.UTC().Format(time.RFC3339)
 	}
 	return s.Dir.SetShare(ctx, c.P.Org, agent, principal, grant, expiresAt, s.event(c, kind, agent, space, reason))
+}
+
+// Delegate grants principal the right to write the agent's memories in the agent's own
+// private and public spaces (role graph.RoleWriter, the only one), until expiresAt
+// when it is not nil; role "" revokes it. Only the agent's owner may (not an admin
+// host, not a delegate), and not to itself. ENOTFOUND for an agent that does not
+// exist; an audited EFORBIDDEN for anyone else; ECONFLICT when the agent changed
+// owner meanwhile. Audited as delegate_granted or delegate_revoked.
+func (s *Service) Delegate(ctx context.Context, c Call, agent, principal string, role graph.Role, expiresAt *time.Time) error {
+	if err := graph.CheckID("agent", agent); err != nil {
+		return err
+	}
+	if err := graph.CheckID("principal", principal); err != nil {
+		return err
+	}
+	if role != "" && role != graph.RoleWriter {
+		return graph.Errorf(graph.EINVALID, "role must be writer")
+	}
+	if role == "" && expiresAt != nil {
+		return graph.Errorf(graph.EINVALID, "revoking a delegation takes no expires_at")
+	}
+	if expiresAt != nil && !expiresAt.After(s.Now()) {
+		return graph.Errorf(graph.EINVALID, "expires_at must be in the future")
+	}
+	a, err := s.Dir.GetAgent(ctx, c.P.Org, agent)
+	if err != nil {
+		return err
+	}
+	spaces := c.P.Org.Private(agent).GroupID() + "," + c.P.Org.Public(agent).GroupID()
+	if d := s.Auth.Delegate(c.P, a); d.Effect != access.Allow {
+		return s.deny(ctx, c, agent, c.P.Org.Private(agent).GroupID(), d.Reason)
+	}
+	// Checked once the caller is known to be the owner: before, it would tell anyone
+	// who the owner is.
+	if principal == a.OwnerID {
+		return graph.Errorf(graph.EINVALID, "the agent's owner writes its memories already; delegate to another requester")
+	}
+	kind, reason := graph.AuditDelegateRevoked, principal
+	if role != "" {
+		kind, reason = graph.AuditDelegateGranted, principal+" as "+string(role)
+	}
+	if expiresAt != nil {
+		reason += " until " + expiresAt.UTC().Format(time.RFC3339)
+	}
+	return s.Dir.SetDelegate(ctx, c.P.Org, agent, a.OwnerID, principal, role, expiresAt, s.event(c, kind, agent, spaces, reason))
 }
 
 // noteExpiredShare audits a list or search about agent by a requester whose share of

@@ -300,6 +300,22 @@ func newWorld(t *testing.T) *world {
 			}
 		}
 	}
+	for agent, delegates := range m.World.Delegations {
+		for _, d := range delegates {
+			if err := svc.Delegate(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(d), graph.RoleWriter, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Delegations that lapse in a moment.
+	for agent, delegates := range m.World.LapsedDelegations {
+		for _, d := range delegates {
+			lapse := time.Now().Add(time.Second)
+			if err := svc.Delegate(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(d), graph.RoleWriter, &lapse); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// The first memory of each space is the one whose ingestion fails, while it is the
 	// oldest there; then the seeds that the reads look for.
 	for _, col := range m.Spaces {
@@ -343,6 +359,15 @@ func newWorld(t *testing.T) *world {
 			for deadline := time.Now().Add(time.Minute); w.call(g, "trusted").P.SharedWith[w.id(agent)]; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("%s still holds %s's share a minute after it lapsed", g, agent)
+				}
+			}
+		}
+	}
+	for agent, delegates := range m.World.LapsedDelegations {
+		for _, d := range delegates {
+			for deadline := time.Now().Add(time.Minute); w.call(d, "trusted").P.Delegated[w.id(agent)]; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still holds %s's delegation a minute after it lapsed", d, agent)
 				}
 			}
 		}
@@ -499,10 +524,12 @@ func (w *world) Perform(cell accesstest.Cell) string {
 // entityOf is the name of the entity a seed's token stands for.
 func entityOf(token string) string { return "T" + token[1:] }
 
-// gone says the memory id is no longer stored at all: erased since it was shown (the
-// global space is shared with other tests, which erase what they wrote there).
+// gone says the memory id is no longer stored, or has expired, since it was shown
+// (the global space is shared with other tests, which erase what they wrote there and
+// may let memories there expire).
 func gone(t *testing.T, id string) bool {
-	return neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) RETURN count(e)", map[string]any{"id": id}) == 0
+	return neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $id}) WHERE e.expires_at IS NULL OR e.expires_at > datetime() RETURN count(e)",
+		map[string]any{"id": id}) == 0
 }
 
 // listed pages through a list as the cell's principal (page answers the ids of one
@@ -567,7 +594,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			}
 			return names, page.NextCursor, err
 		}), nil
-	case "share", "unshare", "transfer", "erase", "compact", "reflect":
+	case "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect":
 		return w.runAgent(cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
@@ -1098,8 +1125,9 @@ func (w *world) runMoveIntoDissolved(cell accesstest.Cell) string {
 }
 
 // runAgent performs an agent operation on a fresh agent made like the world's agent of
-// the column (its owner, its shares, one private memory), or on an agent that does not
-// exist when the world has none of that name, and checks what the store holds after.
+// the column (its owner, its shares, its delegations, one private memory), or on an
+// agent that does not exist when the world has none of that name, and checks what the
+// store holds after.
 func (w *world) runAgent(cell accesstest.Cell) string {
 	w.t.Helper()
 	w.fresh++
@@ -1117,8 +1145,18 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 				w.t.Fatal(err)
 			}
 		}
-		if cell.Operation == "unshare" {
+		for _, d := range w.m.World.Delegations[cell.Column] {
+			if err := w.svc.Delegate(w.ctx, oc, agent, w.id(d), graph.RoleWriter, nil); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+		switch cell.Operation {
+		case "unshare":
 			if err := w.svc.Share(w.ctx, oc, agent, grantee, true, nil); err != nil {
+				w.t.Fatal(err)
+			}
+		case "undelegate":
+			if err := w.svc.Delegate(w.ctx, oc, agent, grantee, graph.RoleWriter, nil); err != nil {
 				w.t.Fatal(err)
 			}
 		}
@@ -1131,6 +1169,16 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 			w.t.Fatal(err)
 		}
 		return err == nil
+	}
+	// writes reports whether requester may write a memory to the agent's public space
+	// (refused, the refusal is audited under requester, no principal of the matrix).
+	writes := func(requester string) bool {
+		_, errs := w.svc.Add(w.ctx, w.call(requester, "trusted"), []service.NewMemory{{AgentID: agent, Visibility: "public",
+			Text: "A delegate's memory of " + agent + "."}}, "")
+		if errs[0] != nil && graph.ErrorCode(errs[0]) != graph.EFORBIDDEN {
+			w.t.Fatal(errs[0])
+		}
+		return errs[0] == nil
 	}
 	// ownerNow is the agent's owner as the store holds it, "" when it does not exist.
 	ownerNow := func() string {
@@ -1150,6 +1198,10 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 		err = w.svc.Share(w.ctx, c, agent, grantee, true, nil)
 	case "unshare":
 		err = w.svc.Share(w.ctx, c, agent, grantee, false, nil)
+	case "delegate":
+		err = w.svc.Delegate(w.ctx, c, agent, grantee, graph.RoleWriter, nil)
+	case "undelegate":
+		err = w.svc.Delegate(w.ctx, c, agent, grantee, "", nil)
 	case "transfer":
 		err = w.svc.TransferOwner(w.ctx, c, agent, heir)
 	case "erase":
@@ -1199,11 +1251,22 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 		changed, what = reads("gina"), "the grantee reads its private memory"
 	case "unshare":
 		changed, what = !reads("gina"), "the grantee no longer reads its private memory"
+	case "delegate":
+		changed, what = writes("gina"), "the grantee writes its memories"
+	case "undelegate":
+		changed, what = !writes("gina"), "the grantee no longer writes its memories"
 	case "transfer":
 		now := ownerNow()
 		changed, what = now != w.id(owner), "its owner is "+now
 		if now == heir && (!reads("olga") || reads(owner)) {
 			return got + ", the owner changed, but the private memory did not follow"
+		}
+		if now == heir { // asked of resolution: a refused write would be one more 403 of a principal of the matrix
+			for _, d := range w.m.World.Delegations[cell.Column] {
+				if w.call(d, "trusted").P.Delegated[agent] {
+					return got + ", the owner changed, but the old owner's delegate " + d + " still holds its delegation"
+				}
+			}
 		}
 	}
 	switch {

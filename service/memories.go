@@ -346,8 +346,18 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		CreatedAt: now, ValidAt: validAt, Status: status, RequesterID: c.P.ID,
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
 		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
-		ContentAgent: m.AgentID, AuthorizedAt: c.ResolvedAt, Unextracted: m.NoExtraction,
+		ContentAgent: contentAgent(c, m.AgentID), AuthorizedAt: c.ResolvedAt, Unextracted: m.NoExtraction,
 	}
+}
+
+// contentAgent is the content_agent of what c writes for agent: the agent, when c
+// owns it; "" when c writes it by delegation (its words are not its agent's owner's,
+// so they never move with the agent's own).
+func contentAgent(c Call, agent string) string {
+	if c.P.Owns[agent] {
+		return agent
+	}
+	return ""
 }
 
 // episodeName is the first line of the content, shortened: Graphiti's episode name.
@@ -404,15 +414,25 @@ func (s *Service) Get(ctx context.Context, c Call, id string) (*graph.Episode, e
 // who cannot see the original: its id would tell that it exists. A copy that does not
 // record the original's space hides it from everyone. The memories a compaction or
 // reflection was written from (derived_from) lay in its agent's spaces, some perhaps
-// private: only those who may change it see them.
+// private: only those who may change it see them, and of its delegates only those who
+// read the agent's private space. Who wrote and who last changed a memory
+// (written_by, updated_by) is shown, as who replaced a version is, only to those who
+// may change it and to whoever it was.
 func (s *Service) provenance(c Call, eps ...*graph.Episode) {
 	vis := s.Auth.Visible(c.P)
 	for _, e := range eps {
 		if e.PromotedFrom != "" && (e.PromotedFromGroup == "" || !vis.Contains(e.PromotedFromGroup)) {
 			e.PromotedFrom = ""
 		}
-		if len(e.DerivedFrom) > 0 && s.Auth.Modify(c.P, e.Space()).Effect != access.Allow {
+		writer := s.Auth.Modify(c.P, e.Space()).Effect == access.Allow
+		if len(e.DerivedFrom) > 0 && (!writer || (c.P.Delegated[e.AgentID] && !vis.Contains(c.P.Org.Private(e.AgentID).GroupID()))) {
 			e.DerivedFrom = nil
+		}
+		if !writer && e.RequesterID != c.P.ID {
+			e.RequesterID = ""
+		}
+		if !writer && e.UpdatedBy != c.P.ID {
+			e.UpdatedBy = ""
 		}
 	}
 }

@@ -49,6 +49,11 @@ type World struct {
 	TeamOwners map[string]string `json:"team_owners"`
 	// LapsedShares are shares granted for a moment, lapsed before the cells run.
 	LapsedShares map[string][]string `json:"lapsed_shares"`
+	// Delegations are agent -> the requesters its owner lets write its memories.
+	Delegations map[string][]string `json:"delegations"`
+	// LapsedDelegations are delegations granted for a moment, lapsed before the cells
+	// run.
+	LapsedDelegations map[string][]string `json:"lapsed_delegations"`
 }
 
 type Principal struct {
@@ -104,7 +109,7 @@ var Operations = []string{"create", "create_fact", "get", "list", "search", "con
 	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
-var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "transfer", "erase", "compact", "reflect"}
+var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
 var TeamOperations = []string{"list_teams", "list_teams_all", "dissolve", "copy_dissolve", "move_into_dissolved"}

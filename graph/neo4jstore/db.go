@@ -72,6 +72,7 @@ var queryNames = []string{
 	"principal_resolve", "principal_set_promoter",
 	"org_backfill", "org_move_check", "org_move_nodes", "org_move_edges",
 	"agent_create", "agent_get", "agent_list", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
+	"agent_delegate", "agent_undelegate",
 	"share_lapsed", "share_lapse", "share_use_audit",
 	"team_create", "team_get", "team_list", "team_member_set", "team_member_remove", "team_memories", "team_lock", "team_dissolve",
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",

@@ -34,6 +34,7 @@ func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, as
 	f.SharedWith = strList(r.Values[3])
 	f.ExpiredShares = strList(r.Values[4])
 	f.Asserted = strList(r.Values[5])
+	f.Delegated = strList(r.Values[6])
 	return f, nil
 }
 
@@ -76,18 +77,25 @@ func (db *DB) GetAgent(ctx context.Context, org graph.Org, id string) (*graph.Ag
 	if len(records) == 0 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "agent not found")
 	}
-	return agentOf(records[0].Values[0], records[0].Values[1]), nil
+	return agentOf(records[0].Values[0], records[0].Values[1], records[0].Values[2]), nil
 }
 
-// agentOf reads an agent node and its _agent_shares.
-func agentOf(node, shares any) *graph.Agent {
+// agentOf reads an agent node, its _agent_shares and its _agent_delegates.
+func agentOf(node, shares, delegates any) *graph.Agent {
 	p := node.(neo4j.Node).Props
-	a := &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]), Shares: []graph.Share{}}
+	a := &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]),
+		Shares: []graph.Share{}, Delegates: []graph.Delegation{}}
 	for _, v := range anyList(shares) {
 		m, _ := v.(map[string]any)
 		expired, _ := m["expired"].(bool)
 		a.Shares = append(a.Shares, graph.Share{Principal: str(m["principal"]), GrantedAt: tm(m["granted_at"]),
 			ExpiresAt: timePtr(m["expires_at"]), Expired: expired})
+	}
+	for _, v := range anyList(delegates) {
+		m, _ := v.(map[string]any)
+		expired, _ := m["expired"].(bool)
+		a.Delegates = append(a.Delegates, graph.Delegation{Principal: str(m["principal"]), Role: graph.Role(str(m["role"])),
+			GrantedAt: tm(m["granted_at"]), ExpiresAt: timePtr(m["expires_at"]), Expired: expired})
 	}
 	return a
 }
@@ -142,6 +150,22 @@ func (db *DB) SetShare(ctx context.Context, org graph.Org, agent, principal stri
 	_, err := db.writeWithAudit(ctx, query, map[string]any{"org": string(org), "agent": agent, "principal": principal, "expires_at": optTime(expiresAt)},
 		ev, "agent not found", "")
 	return err
+}
+
+func (db *DB) SetDelegate(ctx context.Context, org graph.Org, agent, expectedOwner, principal string, role graph.Role, expiresAt *time.Time, ev *graph.AuditEvent) error {
+	query, params := "agent_undelegate", map[string]any{"org": string(org), "agent": agent, "expected_owner": expectedOwner, "principal": principal}
+	if role != "" {
+		query, params["role"], params["expires_at"] = "agent_delegate", string(role), optTime(expiresAt)
+	}
+	_, err := db.writeWithAudit(ctx, query, params, ev, agentChanged, "")
+	if graph.ErrorCode(err) != graph.ENOTFOUND {
+		return err
+	}
+	// Nothing matched: the agent is gone, or its owner changed since the decision.
+	if _, gerr := db.GetAgent(ctx, org, agent); gerr != nil {
+		return gerr
+	}
+	return conflictIfGone(err)
 }
 
 func (db *DB) LapseShares(ctx context.Context, limit int, audit func(org graph.Org, agent, principal string, expiresAt time.Time) *graph.AuditEvent) (int, error) {

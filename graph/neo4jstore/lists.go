@@ -36,7 +36,7 @@ func (db *DB) ListAgents(ctx context.Context, q graph.AgentQuery) (graph.AgentPa
 		} else if shared, _ := r.Values[3].(bool); shared {
 			relation = graph.RelationShared
 		}
-		out.Agents = append(out.Agents, graph.ListedAgent{Agent: agentOf(r.Values[0], r.Values[4]), Relation: relation})
+		out.Agents = append(out.Agents, graph.ListedAgent{Agent: agentOf(r.Values[0], r.Values[4], r.Values[5]), Relation: relation})
 	}
 	return out, nil
 }

@@ -238,6 +238,8 @@ var invariants = []struct{ name, query string }{
 	{"every timestamp is a native DateTime", `MATCH ()-[r:RELATES_TO]->() WHERE r.group_id CONTAINS $mark
 		AND any(v IN [r.created_at, r.valid_at, r.invalid_at, r.expired_at] WHERE v IS NOT NULL AND NOT valueType(v) STARTS WITH 'ZONED DATETIME')
 		RETURN r.uuid LIMIT 20`},
+	{"a delegation is a writer's, never its agent's owner's", `MATCH (a:Agent)-[d:DELEGATED_TO]->(p:Principal) WHERE a.id CONTAINS $mark
+		AND (p.id = a.owner_id OR d.role IS NULL OR d.role <> 'writer') RETURN a.id + ' -> ' + p.id LIMIT 20`},
 }
 
 // checkInvariants fails tb, naming the invariant and the ids, for each invariant the
