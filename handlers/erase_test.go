@@ -219,6 +219,9 @@ func TestEraseRequester(t *testing.T) {
 	if n := traces(t, org, alice.requester); n != 0 {
 		t.Errorf("%d nodes and relationships of %s still name the erased requester", n, org)
 	}
+	if n := traces(t, org, bob.requester); n == 0 {
+		t.Error("no node names bob either: the scan for the erased requester finds nothing")
+	}
 	if after := census(others); !slices.Equal(after, before) {
 		t.Errorf("other people's spaces changed: %v, before %v", after, before)
 	}
@@ -317,5 +320,8 @@ func TestEraseRequester_Self(t *testing.T) {
 	}
 	if n := traces(t, graph.DefaultOrg, user); n != 0 {
 		t.Errorf("%d nodes and relationships still name the erased end user", n)
+	}
+	if n := traces(t, graph.DefaultOrg, "jwt-other-"+suffix); n == 0 {
+		t.Error("no node names the other end user either: the scan for the erased one finds nothing")
 	}
 }
