@@ -65,6 +65,11 @@ type Authorizer interface {
 	// DissolveTeam decides deleting team and sending its memories back to their
 	// agents' private spaces (the team's owner or an admin host).
 	DissolveTeam(p Principal, team *graph.Team) Decision
+	// EraseRequester decides erasing requester id of p's organization with all of
+	// its agents, its shared space and its grants, memberships and roles: an admin
+	// host, or the requester itself through its own end user's JWT (a host key naming
+	// it is not the person asking).
+	EraseRequester(p Principal, id string) Decision
 	// CraftedTargets returns the group_ids that query names with agent:<id> or
 	// team:<name> tokens and that lie outside what p may read.
 	CraftedTargets(p Principal, query string) []string
@@ -266,6 +271,13 @@ func (pol Policy) DissolveTeam(p Principal, t *graph.Team) Decision {
 		return allow(p.Org.Team(t.Name))
 	}
 	return deny("only the team's owner or an admin host may dissolve it")
+}
+
+func (pol Policy) EraseRequester(p Principal, id string) Decision {
+	if p.Host.Admin || (id != "" && p.ID == id && p.Host.Subject == id) {
+		return allow(p.Org.Shared(id))
+	}
+	return deny("only an admin host, or the requester itself with its own token, may erase a requester")
 }
 
 func (pol Policy) Admin(p Principal) Decision {

@@ -432,3 +432,37 @@ func TestPolicy_Delegation(t *testing.T) {
 		t.Errorf("the owner delegating: %+v", d)
 	}
 }
+
+// TestPolicy_EraseRequester: an admin host may erase any requester of its
+// organization, a requester itself only through its own end user's JWT; a host key
+// naming the requester, another requester, its own token naming someone else, or
+// another JWT user is refused with a reason.
+func TestPolicy_EraseRequester(t *testing.T) {
+	pol := access.Policy{AllowPrivate: true}
+	jwt := func(subject string) access.Host {
+		return access.Host{Name: "jwt:" + subject, Requesters: []string{subject}, Subject: subject}
+	}
+	owner := graph.PrincipalFacts{Owns: []string{"a"}, Promoter: true, Teams: map[string]graph.Role{"x": graph.RoleWriter}}
+	for _, c := range []struct {
+		name  string
+		p     access.Principal
+		id    string
+		allow bool
+	}{
+		{"an admin host", access.NewPrincipal("root", hostOf("admin"), graph.PrincipalFacts{}), "alice", true},
+		{"an admin host naming the requester itself", access.NewPrincipal("alice", hostOf("admin"), owner), "alice", true},
+		{"another organization's admin host, in its own", access.NewPrincipal("root", hostOf("globex_admin"), graph.PrincipalFacts{}), "alice", true},
+		{"the requester's own token", access.NewPrincipal("alice", jwt("alice"), owner), "alice", true},
+		{"a trusted host key naming the requester", access.NewPrincipal("alice", hostOf("trusted"), owner), "alice", false},
+		{"a confined host key naming the requester", access.NewPrincipal("alice", hostOf("confined"), owner), "alice", false},
+		{"another requester", access.NewPrincipal("bob", hostOf("trusted"), graph.PrincipalFacts{Promoter: true}), "alice", false},
+		{"the requester's token for someone else", access.NewPrincipal("alice", jwt("alice"), owner), "bob", false},
+		{"another end user's token", access.NewPrincipal("bob", jwt("bob"), graph.PrincipalFacts{}), "alice", false},
+		{"a token whose subject is not the requester", access.NewPrincipal("alice", jwt("bob"), owner), "alice", false},
+	} {
+		d := pol.EraseRequester(c.p, c.id)
+		if got := d.Effect == access.Allow; got != c.allow || (!got && (d.Effect != access.Deny || d.Reason == "")) {
+			t.Errorf("%s erasing %s: %+v, want allowed %v (a denial with a reason)", c.name, c.id, d, c.allow)
+		}
+	}
+}

@@ -703,6 +703,95 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 	}
 }
 
+// TestPipeline_RequesterErasureRacesExtraction erases a requester while the memories
+// of its shared space are being extracted and its agent keeps storing more there,
+// eraseRounds times over one requester and agent id, created again each round.
+// Nothing may be left of its spaces: an extraction saved later finds its episode
+// gone, and a write later finds its agent gone.
+func TestPipeline_RequesterErasureRacesExtraction(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Latency(2 * time.Millisecond)
+	mark := strings.TrimPrefix(p.scope, "agent-p")
+	owner, agent := "o"+mark, "p"+mark+"e1"
+	shared := graph.DefaultOrg.Shared(owner).GroupID()
+	r := p.runner(4, 3)
+	r.Scope = shared
+	p.start(r)
+	ctx := context.Background()
+	groups := []string{shared, graph.DefaultOrg.Private(agent).GroupID(), graph.DefaultOrg.Public(agent).GroupID()}
+	texts := make([]string, 10)
+	for i := range texts {
+		texts[i] = p.llm.Knows(fmt.Sprintf("Person%d", i), fmt.Sprintf("Person%d", i+1))
+	}
+	episode := func(i int) *graph.Episode {
+		return &graph.Episode{UUID: uuid.NewString(), GroupID: shared, AgentID: agent, Source: graph.SourceText,
+			Content: texts[i%len(texts)], CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
+	}
+	const leftovers = `MATCH (n) WHERE n.group_id IN $groups
+		RETURN count(n) + COUNT { MATCH ()-[r]->() WHERE r.group_id IN $groups }`
+	for round := 0; round < eraseRounds; round++ {
+		if err := p.db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: agent, OwnerID: owner, CreatedAt: time.Now().UTC()}, nil); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		var eps []*graph.Episode
+		for i := range texts {
+			e := episode(i)
+			if res := p.db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			eps = append(eps, e)
+		}
+		// The agent keeps writing to its owner's shared space while the owner is
+		// erased, as a request authorized just before would.
+		stop, stored := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stored)
+			pace := time.NewTicker(5 * time.Millisecond)
+			defer pace.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-pace.C:
+				}
+				p.db.CreateEpisodes(ctx, []*graph.Episode{episode(i)}) // refused once the agent is gone
+			}
+		}()
+		for k := round % 3; ; { // erase once the k-th memory is being extracted or saved
+			e, err := p.db.GetEpisode(ctx, eps[k].UUID, graph.Visible{GroupIDs: groups})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Status != graph.StatusQueued {
+				break
+			}
+		}
+		e, err := p.db.EraseRequester(ctx, graph.DefaultOrg, owner, fmt.Sprintf("erased-%s%08d", mark, round), false,
+			func(graph.Erasure) *graph.AuditEvent { return nil })
+		if err != nil {
+			t.Fatalf("round %d: erase: %v", round, err)
+		}
+		if e.Agents != 1 || e.Memories < len(texts) {
+			t.Fatalf("round %d: erased %+v, want the agent and at least the %d memories stored first", round, e, len(texts))
+		}
+		close(stop)
+		<-stored
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			depth, err := p.db.QueueDepth(ctx, shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if depth[graph.StatusQueued]+depth[graph.StatusProcessing] == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if n := neo4jtest.Count(t, leftovers, map[string]any{"groups": groups}); n != 0 {
+			t.Fatalf("round %d: %d nodes and relationships of erased requester %s are left in Neo4j", round, n, owner)
+		}
+	}
+}
+
 // TestStructuredOutput_Modes: against a server that serves only one structured-output
 // mode, that mode configured gets every episode done; every chat call asks for at
 // most max_tokens, and json_object carries its schema as llama-cpp-python reads it.

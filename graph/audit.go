@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,7 @@ const (
 	AuditVisibilityChanged = "visibility_changed" // a memory moved to another space by its creator
 	AuditTeamDissolved     = "team_dissolved"     // a team deleted, its memories back in their creators' private spaces
 	AuditConflictResolved  = "conflict_resolved"  // a conflict held for review resolved: keep old, new or both
+	AuditRequesterErased   = "requester_erased"   // a requester erased, its id replaced by a pseudonym (the subject)
 )
 
 // AuditEvent is an :AuditEvent node in its organization's system space. It never holds memory
@@ -63,4 +65,46 @@ type AuditLog interface {
 	RecordAudit(ctx context.Context, ev *AuditEvent) error
 	// ListAudit lists events newest first. EINVALID for a foreign cursor.
 	ListAudit(ctx context.Context, f AuditFilter) ([]*AuditEvent, string, error)
+}
+
+// Pseudonymize returns text with every mention of requester id of org replaced by the
+// same mention of pseudonym: the id as a word of its own (delimited by characters no
+// id holds, as in "owner alice -> bob" or "jwt:alice"), with its organization's
+// prefix (an end user's JWT host of a named organization, "jwt:org-acme_alice"), and
+// its shared space's group_id. Other words that merely contain the id ("alice2",
+// "team-alice") stay.
+func Pseudonymize(org Org, text, id, pseudonym string) string {
+	if id == "" || !strings.Contains(text, id) {
+		return text
+	}
+	words := map[string]string{
+		id:                       pseudonym,
+		org.Prefix() + id:        org.Prefix() + pseudonym,
+		org.Shared(id).GroupID(): org.Shared(pseudonym).GroupID(),
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		if !idByte(text[i]) {
+			b.WriteByte(text[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && idByte(text[j]) {
+			j++
+		}
+		word := text[i:j]
+		if to, ok := words[word]; ok {
+			word = to
+		}
+		b.WriteString(word)
+		i = j
+	}
+	return b.String()
+}
+
+// idByte reports whether c may be part of an id, an organization's prefix or a
+// group_id.
+func idByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

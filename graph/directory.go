@@ -128,6 +128,34 @@ type Dissolution struct {
 	Erased int
 }
 
+// Erasure is what erasing a requester erases, or would: its agents with their
+// spaces, and its shared space (memories, their versions, entities, facts, conflicts);
+// the grants it held and those of its agents, its memberships and its promoter role;
+// and what keeps a record of it, its id replaced by a pseudonym: the teams it owned
+// (they stay, owned by the pseudonym), the memories, versions and conflicts of other
+// spaces it wrote, changed, promoted or resolved, and the audit events naming it.
+type Erasure struct {
+	Agents        int
+	Memories      int
+	Versions      int
+	Entities      int
+	Facts         int
+	Conflicts     int
+	Shares        int
+	Delegations   int // those it held and those of its agents
+	Memberships   int
+	Promoter      bool
+	Teams         int // teams it owned, now owned by the pseudonym
+	Pseudonymized int // memories, versions and conflicts of other spaces recording it
+	AuditEvents   int // audit events of its organization naming it
+	// Principal: the store held the requester's principal (which grants, memberships
+	// and the promoter role hang on, and which stays when they are gone).
+	Principal bool
+}
+
+// Empty reports whether there is nothing of the requester to erase.
+func (e Erasure) Empty() bool { return e == Erasure{} }
+
 // PrincipalFacts is what the store knows about a requester: everything the Authorizer
 // needs, read in one query at the start of a request.
 type PrincipalFacts struct {
@@ -212,6 +240,16 @@ type Directory interface {
 	// SetMember sets principal's role in team; an empty role removes the membership.
 	// ENOTFOUND if the team does not exist.
 	SetMember(ctx context.Context, org Org, team, principal string, role Role, ev *AuditEvent) error
+	// EraseRequester erases requester id of org (see Erasure) in one transaction
+	// with the event audit returns, replacing its id with pseudonym wherever a record
+	// of it stays, so that nothing of the organization names it any more; with dryRun
+	// it counts the same without changing anything (and audits nothing). The
+	// requester's agents are erased as DeleteAgent erases one, and its shared space
+	// under the same locks: a write to any of them, or an extraction under way there,
+	// either lands before and is erased with it, or finds its space gone. A requester
+	// created again with the id starts empty. ENOTFOUND when there is nothing of id
+	// (Erasure.Empty).
+	EraseRequester(ctx context.Context, org Org, id, pseudonym string, dryRun bool, audit func(Erasure) *AuditEvent) (Erasure, error)
 	// SetPromoter grants or revokes the promoter role.
 	SetPromoter(ctx context.Context, org Org, principal string, promoter bool, ev *AuditEvent) error
 }

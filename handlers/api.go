@@ -106,6 +106,7 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/teams/:team/members/:principal", a.removeMember, a.requester)
 	g.PUT("/promoters/:principal", a.setPromoter(true), a.requester)
 	g.DELETE("/promoters/:principal", a.setPromoter(false), a.requester)
+	g.DELETE("/requesters/:id", a.eraseRequester, a.requester)
 	g.GET("/audit", a.listAudit, a.requester)
 }
 

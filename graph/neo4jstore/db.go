@@ -81,6 +81,8 @@ var queryNames = []string{
 	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "fact_list", "entity_list",
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
+	"requester_agents", "requester_erase_lock", "requester_erasure", "requester_pseudonymize", "requester_erase",
+	"requester_audit_events", "requester_audit_rewrite",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a

@@ -1,0 +1,33 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/memgate/memgate/graph"
+)
+
+func TestPseudonymize(t *testing.T) {
+	acme := graph.Org("acme")
+	for _, c := range []struct {
+		org        graph.Org
+		text, want string
+	}{
+		{graph.DefaultOrg, "alice", "erased-1"},
+		{graph.DefaultOrg, "owner alice -> bob", "owner erased-1 -> bob"},
+		{graph.DefaultOrg, "jwt:alice", "jwt:erased-1"},
+		{graph.DefaultOrg, "user-alice-shared", "user-erased-1-shared"},
+		{graph.DefaultOrg, "with alice until 2026-01-01T00:00:00Z", "with erased-1 until 2026-01-01T00:00:00Z"},
+		{graph.DefaultOrg, "agent-alice-private,agent-alice-public", "agent-alice-private,agent-alice-public"}, // an agent's, not hers
+		{graph.DefaultOrg, "alice2 malice team-alice alice_x", "alice2 malice team-alice alice_x"},
+		{graph.DefaultOrg, "org-acme_user-alice-shared", "org-acme_user-alice-shared"}, // another organization's
+		{acme, "jwt:org-acme_alice", "jwt:org-acme_erased-1"},
+		{acme, "org-acme_user-alice-shared", "org-acme_user-erased-1-shared"},
+		{acme, "user-alice-shared", "user-alice-shared"}, // the implicit organization's
+		{acme, "alice is writer", "erased-1 is writer"},
+		{acme, "", ""},
+	} {
+		if got := graph.Pseudonymize(c.org, c.text, "alice", "erased-1"); got != c.want {
+			t.Errorf("Pseudonymize(%q, %q) = %q, want %q", c.org, c.text, got, c.want)
+		}
+	}
+}
