@@ -10,6 +10,6 @@ RETURN coalesce(p.promoter, false) AS promoter,
        COLLECT { MATCH (s:Agent)-[g:SHARED_WITH]->(p) WHERE g.expires_at IS NULL OR g.expires_at > datetime()
                  RETURN s.id } AS shared,
        COLLECT { MATCH (s:Agent)-[g:SHARED_WITH]->(p) WHERE g.expires_at <= datetime() RETURN s.id } AS expired,
-       COLLECT { MATCH (t:Team {org: $org}) WHERE t.name IN $asserted RETURN t.name } AS asserted,
+       COLLECT { UNWIND $asserted AS name MATCH (t:Team {org: $org, name: name}) RETURN t.name } AS asserted,
        COLLECT { MATCH (d:Agent)-[g:DELEGATED_TO]->(p) WHERE g.expires_at IS NULL OR g.expires_at > datetime()
                  RETURN d.id } AS delegated

@@ -342,12 +342,12 @@ func directory(b *testing.B, run string) string {
 		statement string
 		rows      []map[string]any
 	}{
-		{`UNWIND $rows AS r CREATE (:Principal {id: r.id, promoter: false})`, principals},
-		{`UNWIND $rows AS r CREATE (:Agent {id: r.id, owner_id: r.owner_id, created_at: r.created_at})`, agents},
-		{`UNWIND $rows AS r CREATE (:Team {name: r.name, owner_id: r.owner_id, created_at: r.created_at})`, teams},
-		{`UNWIND $rows AS r MATCH (p:Principal {id: r.principal}), (t:Team {name: r.team})
+		{`UNWIND $rows AS r CREATE (:Principal {org: '', id: r.id, promoter: false})`, principals},
+		{`UNWIND $rows AS r CREATE (:Agent {org: '', id: r.id, owner_id: r.owner_id, created_at: r.created_at})`, agents},
+		{`UNWIND $rows AS r CREATE (:Team {org: '', name: r.name, owner_id: r.owner_id, created_at: r.created_at})`, teams},
+		{`UNWIND $rows AS r MATCH (p:Principal {org: '', id: r.principal}), (t:Team {org: '', name: r.team})
 		  CREATE (p)-[:MEMBER_OF {role: r.role}]->(t)`, members},
-		{`UNWIND $rows AS r MATCH (a:Agent {id: r.agent}), (p:Principal {id: r.principal})
+		{`UNWIND $rows AS r MATCH (a:Agent {org: '', id: r.agent}), (p:Principal {org: '', id: r.principal})
 		  CREATE (a)-[:SHARED_WITH {granted_at: r.granted_at, expires_at: r.expires_at}]->(p)`, shares},
 	} {
 		if err := neo4jtest.Run(uri, w.statement, map[string]any{"rows": w.rows}); err != nil {
