@@ -16,9 +16,10 @@ type OrgMove struct {
 
 // MoveIntoOrg moves everything of the implicit organization (a database written
 // before organizations were configured) into org: every group_id gains org's prefix,
-// every agent, team and requester becomes org's. It refuses (ECONFLICT) when org
-// already has any agent, team or requester, and must run while no memgate serves the
-// database. It runs in batches; run again after an interruption, it finishes the move.
+// every agent, team and requester becomes org's. It refuses (ECONFLICT) when an agent
+// id, a team name or a requester id is used in both, and must run while no memgate
+// serves the database. It runs in batches; run again after an interruption, it
+// finishes the move.
 func (db *DB) MoveIntoOrg(ctx context.Context, org graph.Org) (OrgMove, error) {
 	if err := graph.CheckOrg("org", string(org)); err != nil {
 		return OrgMove{}, err
@@ -29,7 +30,7 @@ func (db *DB) MoveIntoOrg(ctx context.Context, org graph.Org) (OrgMove, error) {
 		return OrgMove{}, err
 	}
 	if taken := num(check[0].Values[0]); taken > 0 {
-		return OrgMove{}, graph.Errorf(graph.ECONFLICT, "organization %s already has %d agents, teams or requesters; memgate moves the implicit organization only into a new one", org, taken)
+		return OrgMove{}, graph.Errorf(graph.ECONFLICT, "%d agent ids, team names or requester ids of the implicit organization are used in organization %s too; the move would merge two under one id", taken, org)
 	}
 	out := OrgMove{Agents: int(num(check[0].Values[1])), Teams: int(num(check[0].Values[2])), Principals: int(num(check[0].Values[3]))}
 	for _, step := range []struct {

@@ -316,7 +316,13 @@ func column(uri, statement string, params map[string]any) ([]string, error) {
 // returns it, for a test that checks what is in Neo4j rather than what memgate says.
 func Count(tb testing.TB, statement string, params map[string]any) int64 {
 	tb.Helper()
-	records, err := read(URI(tb), statement, params)
+	return CountAt(tb, URI(tb), statement, params)
+}
+
+// CountAt is Count on the Neo4j at uri (a test's private one).
+func CountAt(tb testing.TB, uri, statement string, params map[string]any) int64 {
+	tb.Helper()
+	records, err := read(uri, statement, params)
 	if err != nil {
 		tb.Fatal(err)
 	}
