@@ -171,6 +171,15 @@ func TestDelegate(t *testing.T) {
 	if status, _ := dan.do("DELETE", "/v1/memories/"+private, nil); status != http.StatusNotFound {
 		t.Errorf("dan deleting the private memory it wrote: %d, want 404", status)
 	}
+	// So is a fact it states there: accepted (202, with the memory), never a 404 for a
+	// write that was stored, and nothing of the fact shown to it.
+	var fact added
+	dan.must(http.StatusAccepted, "POST", "/v1/facts", map[string]any{"agent_id": w.agent, "visibility": "private",
+		"source": map[string]any{"name": "Dana"}, "relation": "LIVES_IN", "target": map[string]any{"name": "Lisbon"}}, &fact)
+	if fact.ID == "" {
+		t.Errorf("dan's private fact: %+v, want the memory it is stored in", fact)
+	}
+	owner.must(http.StatusOK, "GET", "/v1/memories/"+fact.ID, nil, nil)
 	var byOwner versioned
 	owner.must(http.StatusOK, "GET", "/v1/memories/"+private, nil, &byOwner)
 	if byOwner.WrittenBy != dan.requester {

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -185,5 +186,34 @@ func TestOrgs_SideBySide(t *testing.T) {
 	}
 	if n, _ := neo4jtest.Census(t, "agent-"+agent+"-"); n != 0 {
 		t.Errorf("%d nodes of the agent are in the implicit organization", n)
+	}
+
+	// The platform key's Idempotency-Key is each organization's: acme's alice and the
+	// implicit organization's requester whose id spells acme's prefix before alice's
+	// store a memory each under the same key.
+	lookalike := "org-acme_" + alice
+	platform := func(org, requester string) map[string]string {
+		h := map[string]string{"Authorization": "Bearer " + orgKeys["platform"], "X-Requester-Id": requester,
+			"Content-Type": "application/json", "Idempotency-Key": "same-" + mark}
+		if org != "" {
+			h["X-Requester-Org"] = org
+		}
+		return h
+	}
+	if resp, body := do(t, "POST", srv.URL+"/v1/agents", platform("", lookalike), `{"id":"`+agent+`"}`); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("the look-alike's agent: %d %s", resp.StatusCode, body)
+	}
+	ids := map[string]bool{}
+	for _, who := range [][2]string{{"acme", alice}, {"", lookalike}} {
+		resp, body := do(t, "POST", srv.URL+"/v1/memories", platform(who[0], who[1]), `{"agent_id":"`+agent+`","messages":"Same key, `+who[1]+`."}`)
+		var a added
+		_ = json.Unmarshal(body, &a)
+		if resp.StatusCode != http.StatusAccepted || a.ID == "" {
+			t.Fatalf("%s in %q with the shared key: %d %s", who[1], who[0], resp.StatusCode, body)
+		}
+		ids[a.ID] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("two organizations' writes under one Idempotency-Key stored %d memories, want 2", len(ids))
 	}
 }

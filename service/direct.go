@@ -54,6 +54,9 @@ func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string
 		return nil, a, nil
 	}
 	vis := s.Auth.Visible(c.P)
+	if !vis.Contains(a.Episode.GroupID) {
+		return nil, a, nil // written where the caller does not read (a delegate's private write): 202
+	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -66,7 +69,11 @@ func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string
 			return nil, a, nil
 		case <-tick.C:
 		}
-		if e, err = s.Mem.GetEpisode(ctx, a.Episode.UUID, vis); err != nil {
+		e, err = s.Mem.GetEpisode(ctx, a.Episode.UUID, vis)
+		if graph.ErrorCode(err) == graph.ENOTFOUND {
+			return nil, a, nil // no longer the caller's to read (or gone): accepted all the same, 202
+		}
+		if err != nil {
 			return nil, a, err
 		}
 		if e.Status == graph.StatusFailed {

@@ -271,7 +271,7 @@ func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey str
 	e := s.newEpisode(c, m, d.Space, content, created)
 	e.VisibilityRule = rule
 	if idemKey != "" {
-		e.IdempotencyKey = hashOf(c.P.Host.Name, c.P.Org.Prefix()+c.P.ID, idemKey) // a platform host acts in several organizations
+		e.IdempotencyKey = idempotencyKey(c, idemKey)
 		e.RequestHash = requestHash(m)
 	}
 	if d.Space.Kind == graph.SpacePublic {
@@ -379,6 +379,17 @@ func metadataText(m map[string]any) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// idempotencyKey is what a memory's Idempotency-Key is stored as: scoped to the host
+// key and the requester, and for a named organization to it too (a platform host acts
+// in several, whose requester ids may be the same). The implicit organization's keys
+// are hashed as before organizations existed, so a retry across the upgrade replays.
+func idempotencyKey(c Call, key string) string {
+	if c.P.Org == graph.DefaultOrg {
+		return hashOf(c.P.Host.Name, c.P.ID, key)
+	}
+	return hashOf(c.P.Host.Name, c.P.ID, key, "org", string(c.P.Org))
 }
 
 func hashOf(parts ...string) string {
