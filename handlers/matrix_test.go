@@ -863,15 +863,6 @@ func (w *world) keepByRule(column string) string {
 	return a.ID
 }
 
-// storedIn counts the memories and versions in the store whose content holds text
-// (when not empty) or that are in group.
-func storedIn(t *testing.T, text, group string) int64 {
-	t.Helper()
-	return neo4jtest.Count(t, `MATCH (n) WHERE (n:Episodic OR n:MemoryVersion)
-  AND (($text <> '' AND n.content CONTAINS $text) OR n.group_id = $group) RETURN count(n)`,
-		map[string]any{"text": text, "group": group})
-}
-
 // stillIn reports whether the memory id is in group and its content is its
 // promoter's (no agent's own: content_agent empty) when copy is set.
 func stillIn(t *testing.T, id, group string, copy bool) bool {
@@ -1035,7 +1026,7 @@ func (w *world) runCopyDissolve(c accesstest.Cell) string {
 		return "dissolved wrongly: " + string(out)
 	case !stillIn(w.t, ct.own, "agent-"+writer+"-private", false):
 		return "dissolved, but the writer's own memory is not back in its private space"
-	case stillIn(w.t, ct.copy, source, false) || storedIn(w.t, ct.planted, team) != 0:
+	case stillIn(w.t, ct.copy, source, false) || neo4jtest.Stored(w.t, ct.planted, team) != 0:
 		return "dissolved, but the copy or what it said is still stored"
 	}
 	return "allow"
@@ -1081,7 +1072,7 @@ func (w *world) runMoveIntoDissolved(c accesstest.Cell) string {
 			w.t.Fatalf("%s was not dissolved: the request did not resolve %s", team, cl.requester)
 		}
 	}
-	switch left := storedIn(w.t, "", "team-"+team); {
+	switch left := neo4jtest.Stored(w.t, "", "team-"+team); {
 	case left != 0:
 		return fmt.Sprintf("%d, and %d memories or versions are in the space of the team that does not exist", status, left)
 	case status == http.StatusOK:

@@ -917,15 +917,6 @@ func (w *world) episode(group, id string) *graph.Episode {
 	return e
 }
 
-// stored counts the memories and versions anywhere in the store whose content holds
-// text, or (group) that are in group.
-func stored(t *testing.T, text, group string) int64 {
-	t.Helper()
-	return neo4jtest.Count(t, `MATCH (n) WHERE (n:Episodic OR n:MemoryVersion)
-  AND (($text <> '' AND n.content CONTAINS $text) OR n.group_id = $group) RETURN count(n)`,
-		map[string]any{"text": text, "group": group})
-}
-
 // promoteCopy promotes the copy_source seed into the space of column (a column of
 // Copies) as the owner of the column's seed writer, and returns the copy's id.
 func (w *world) promoteCopy(column string) string {
@@ -1082,7 +1073,7 @@ func (w *world) runCopyDissolve(cell accesstest.Cell) string {
 		return fmt.Sprintf("dissolved wrongly: moved %v, erased %d", d.Moved, d.Erased)
 	case w.episode("agent-"+writer+"-private", ct.own) == nil:
 		return "dissolved, but the writer's own memory is not back in its private space"
-	case w.episode(source, ct.copy) != nil || stored(w.t, ct.planted, "team-"+ct.name) != 0:
+	case w.episode(source, ct.copy) != nil || neo4jtest.Stored(w.t, ct.planted, "team-"+ct.name) != 0:
 		return "dissolved, but the copy or what it said is still stored"
 	}
 	return got
@@ -1113,7 +1104,7 @@ func (w *world) runMoveIntoDissolved(cell accesstest.Cell) string {
 	moved, err := w.svc.Update(w.ctx, c, e.UUID, service.Patch{Given: map[string]bool{"visibility": true, "team": true},
 		Memory: service.NewMemory{Visibility: "team", Team: team}})
 	got := outcome(err)
-	switch left := stored(w.t, "", "team-"+team); {
+	switch left := neo4jtest.Stored(w.t, "", "team-"+team); {
 	case left != 0:
 		return fmt.Sprintf("%s, and %d memories or versions are in the space of the team that does not exist", got, left)
 	case err == nil:

@@ -336,6 +336,22 @@ func CountAt(tb testing.TB, uri, statement string, params map[string]any) int64 
 	return n
 }
 
+// Stored counts the memories and versions in group and, when text is given, those
+// anywhere in the store whose content holds it: what a test checks is stored nowhere
+// after a move, a dissolution or an erasure. The space is an index seek; the text is
+// a scan of every memory and version.
+func Stored(tb testing.TB, text, group string) int64 {
+	tb.Helper()
+	params := map[string]any{"text": text, "group": group}
+	n := Count(tb, `CALL () { MATCH (n:Episodic {group_id: $group}) RETURN n
+  UNION MATCH (n:MemoryVersion {group_id: $group}) RETURN n } RETURN count(n)`, params)
+	if text != "" {
+		n += Count(tb, `MATCH (n) WHERE (n:Episodic OR n:MemoryVersion)
+  AND n.content CONTAINS $text AND n.group_id <> $group RETURN count(n)`, params)
+	}
+	return n
+}
+
 // Census counts the nodes and the relationships whose group_id starts with prefix:
 // the size of a set of spaces, for tests that check a request changed nothing.
 func Census(tb testing.TB, prefix string) (nodes, relationships int64) {
