@@ -4,4 +4,4 @@ package extract_test
 
 // eraseRounds is how often make test races an erasure against extraction; make
 // reliability (-tags reliability) runs it a hundred times.
-const eraseRounds = 20
+const eraseRounds = 5

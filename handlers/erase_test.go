@@ -1,15 +1,23 @@
 package handlers_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/access/idp"
+	"github.com/memgate/memgate/access/idp/idptest"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
+	"github.com/memgate/memgate/service"
 )
 
 type requesterErasure struct {
@@ -292,13 +300,32 @@ func TestEraseRequester(t *testing.T) {
 
 // TestEraseRequester_Self: an end user erases itself with its own JWT: its
 // pseudonym is the event's actor and its token's host is named nowhere any more;
-// another end user's token is refused.
+// another end user's token is refused. The users are of organization initech, which
+// their tokens' tenant claim names (so the scan of what names them reads one
+// organization's nodes, not the whole test database's).
 func TestEraseRequester_Self(t *testing.T) {
 	t.Parallel()
-	base, key, suffix, root := bindingServer(t)
+	key := idptest.RSAKey(t, "k1")
+	jwks := filepath.Join(t.TempDir(), "jwks.json")
+	idptest.WriteJWKS(t, jwks, key)
+	v, err := idp.New(context.Background(), idp.Options{Issuer: idptest.Issuer, Audience: idptest.Audience, JWKSFile: jwks, OrgClaim: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServerWith(t, []access.KeySpec{{Name: "initech-ops", SHA256: access.HashKey("key-initech-ops"), Trusted: true, Admin: true, Org: "initech"}},
+		v, func(*service.Service) {})
+	base, suffix := srv.URL, randomSuffix()
+	neo4jtest.Forget(t, suffix)
+	root := client{t: t, base: base, key: "key-initech-ops", requester: "root-" + suffix}
+	token := func(user string) string {
+		now := time.Now()
+		return key.Sign(t, jwt.MapClaims{"iss": idptest.Issuer, "aud": idptest.Audience, "sub": user, "tenant": "initech",
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	}
+	org := graph.Org("initech")
 	user := "jwt-erase-" + suffix
-	self := client{t: t, base: base, key: key.Token(t, user)}
-	other := client{t: t, base: base, key: key.Token(t, "jwt-other-"+suffix)}
+	self := client{t: t, base: base, key: token(user)}
+	other := client{t: t, base: base, key: token("jwt-other-" + suffix)}
 	agent := "jwt-erase-agent-" + suffix
 	self.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": agent}, nil)
 	self.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "a note"}, nil)
@@ -319,13 +346,13 @@ func TestEraseRequester_Self(t *testing.T) {
 	}
 	var erasure struct{ Events []eventOf }
 	root.must(http.StatusOK, "GET", "/v1/audit?kind=requester_erased&subject="+real.Pseudonym, nil, &erasure)
-	if len(erasure.Events) != 1 || erasure.Events[0].Actor != real.Pseudonym || erasure.Events[0].HostKey != "jwt:"+real.Pseudonym {
+	if len(erasure.Events) != 1 || erasure.Events[0].Actor != real.Pseudonym || erasure.Events[0].HostKey != "jwt:"+org.Prefix()+real.Pseudonym {
 		t.Errorf("the erasure's own event: %+v, want one by the pseudonym through its host", erasure.Events)
 	}
-	if n := traces(t, graph.DefaultOrg, user); n != 0 {
+	if n := traces(t, org, user); n != 0 {
 		t.Errorf("%d nodes and relationships still name the erased end user", n)
 	}
-	if n := traces(t, graph.DefaultOrg, "jwt-other-"+suffix); n == 0 {
+	if n := traces(t, org, "jwt-other-"+suffix); n == 0 {
 		t.Error("no node names the other end user either: the scan for the erased one finds nothing")
 	}
 }
