@@ -147,8 +147,17 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 // inWrite runs fn in one managed write transaction, retried by the driver on
 // transient errors (so fn must be safe to run again).
 func (db *DB) inWrite(ctx context.Context, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
-	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeWrite})
-	out, err := session.ExecuteWrite(ctx, fn)
+	return db.inTx(ctx, neo4j.AccessModeWrite, fn)
+}
+
+// inTx runs fn in one managed transaction of mode (inWrite, inRead).
+func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: mode})
+	execute := session.ExecuteWrite
+	if mode == neo4j.AccessModeRead {
+		execute = session.ExecuteRead
+	}
+	out, err := execute(ctx, fn)
 	closeErr := session.Close(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, db.storeError("transaction", err)

@@ -190,14 +190,5 @@ func eraseRequester(run txRunner, er erasing, events []map[string]any, ev *graph
 // inRead runs fn in one managed read transaction, retried by the driver on transient
 // errors.
 func (db *DB) inRead(ctx context.Context, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
-	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeRead})
-	out, err := session.ExecuteRead(ctx, fn)
-	closeErr := session.Close(context.WithoutCancel(ctx))
-	if err != nil {
-		return nil, db.storeError("transaction", err)
-	}
-	if closeErr != nil {
-		db.log.WarnContext(ctx, "closing a session", "error", closeErr.Error())
-	}
-	return out, nil
+	return db.inTx(ctx, neo4j.AccessModeRead, fn)
 }
