@@ -289,9 +289,9 @@ func newWorld(t *testing.T) *world {
 			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g), nil, nil)
 		}
 	}
-	lapse := time.Now().Add(time.Second)
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
+			lapse := time.Now().Add(2 * time.Second) // ahead of the service when it arrives, on a busy machine too
 			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/shares/"+w.id(g),
 				map[string]any{"expires_at": lapse.Format(time.RFC3339Nano)}, nil)
 		}
@@ -304,6 +304,7 @@ func newWorld(t *testing.T) *world {
 	}
 	for agent, delegates := range m.World.LapsedDelegations {
 		for _, d := range delegates {
+			lapse := time.Now().Add(2 * time.Second) // ahead of the service when it arrives, on a busy machine too
 			w.as(m.World.Agents[agent], "trusted").must(http.StatusNoContent, "PUT", "/v1/agents/"+w.id(agent)+"/delegates/"+w.id(d),
 				map[string]any{"role": "writer", "expires_at": lapse.Format(time.RFC3339Nano)}, nil)
 		}

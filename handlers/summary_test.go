@@ -186,7 +186,9 @@ func withdrawals(svc **service.Service, rewrite string) []withdrawal {
 // and sweeps it as two memgate processes would.
 func expireAndSweep(t *testing.T, owner client, id string, svc *service.Service) {
 	t.Helper()
-	soon := time.Now().Add(500 * time.Millisecond)
+	// Far enough ahead that the PATCH reaches the service before it on a busy machine
+	// (500 ms did not, once make test ran this package beside the others' start).
+	soon := time.Now().Add(2 * time.Second)
 	owner.must(http.StatusOK, "PATCH", "/v1/memories/"+id, map[string]any{"expires_at": soon.Format(time.RFC3339Nano)}, nil)
 	waitNotFound(t, owner, id, "after it expired")
 	sweepTwice(t, svc)

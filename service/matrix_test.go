@@ -294,7 +294,7 @@ func newWorld(t *testing.T) *world {
 	// Shares that lapse in a moment.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			lapse := time.Now().Add(time.Second)
+			lapse := time.Now().Add(2 * time.Second)
 			if err := svc.Share(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(g), true, &lapse); err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func newWorld(t *testing.T) *world {
 	// Delegations that lapse in a moment.
 	for agent, delegates := range m.World.LapsedDelegations {
 		for _, d := range delegates {
-			lapse := time.Now().Add(time.Second)
+			lapse := time.Now().Add(2 * time.Second)
 			if err := svc.Delegate(ctx, w.call(m.World.Agents[agent], "trusted"), w.id(agent), w.id(d), graph.RoleWriter, &lapse); err != nil {
 				t.Fatal(err)
 			}
