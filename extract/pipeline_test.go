@@ -109,6 +109,46 @@ func (p *pipe) agent(id string) {
 	p.agents[id] = true
 }
 
+// writeSteadily stores episode(0), episode(1), ... every 5 ms (a steady stream, not a
+// flood that slows the claims), as a client whose requests were authorized before an
+// erasure would, until the returned stop is called; stop returns once the writer has.
+// A write refused (the agent gone) is the point, not a failure.
+func (p *pipe) writeSteadily(ctx context.Context, episode func(i int) *graph.Episode) (stop func()) {
+	done, stored := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stored)
+		pace := time.NewTicker(5 * time.Millisecond)
+		defer pace.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-pace.C:
+			}
+			p.db.CreateEpisodes(ctx, []*graph.Episode{episode(i)})
+		}
+	}()
+	return func() { close(done); <-stored }
+}
+
+// waitClaimed polls episode id (in groups) until it is no longer queued: claimed,
+// being extracted or saved, or done.
+func (p *pipe) waitClaimed(id string, groups []string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		e, err := p.db.GetEpisode(context.Background(), id, graph.Visible{GroupIDs: groups})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if e.Status != graph.StatusQueued {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("episode %s still queued a minute on", id)
+		}
+	}
+}
+
 // wait polls until every episode is done or failed, and returns them.
 func (p *pipe) wait(eps []*graph.Episode, limit time.Duration) []*graph.Episode {
 	p.t.Helper()
@@ -664,38 +704,17 @@ func TestPipeline_EraseRacesExtraction(t *testing.T) {
 		}
 		// A writer keeps storing memories in the agent's space while it is erased, as
 		// a client whose request was authorized just before the erasure would.
-		stop, stored := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(stored)
-			pace := time.NewTicker(5 * time.Millisecond) // a steady stream, not a flood that slows the claims
-			defer pace.Stop()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-pace.C:
-				}
-				e := &graph.Episode{UUID: uuid.NewString(), GroupID: groups[round%2], AgentID: id, Source: graph.SourceText,
-					Content: texts[i%len(texts)], CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
-				p.db.CreateEpisodes(ctx, []*graph.Episode{e}) // refused once the agent is gone
-			}
-		}()
+		stopWriting := p.writeSteadily(ctx, func(i int) *graph.Episode {
+			return &graph.Episode{UUID: uuid.NewString(), GroupID: groups[round%2], AgentID: id, Source: graph.SourceText,
+				Content: texts[i%len(texts)], CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusQueued}
+		})
 		// Erase once the round's k-th memory is being extracted or saved, k moving on
 		// each round so the erasure meets the pipeline at different points.
-		for k := round % 3; ; {
-			e, err := p.db.GetEpisode(ctx, eps[k].UUID, graph.Visible{GroupIDs: groups})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Status != graph.StatusQueued {
-				break
-			}
-		}
+		p.waitClaimed(eps[round%3].UUID, groups)
 		if _, err := p.db.DeleteAgent(ctx, graph.DefaultOrg, id, owner, nil); err != nil {
 			t.Fatalf("round %d: erase: %v", round, err)
 		}
-		close(stop)
-		<-stored
+		stopWriting()
 		p.wait(nil, time.Minute) // the queue of this test's spaces is empty
 		if n := neo4jtest.Count(t, leftovers, map[string]any{"groups": groups}); n != 0 {
 			t.Fatalf("round %d: %d nodes and relationships of erased agent %s are left in Neo4j", round, n, id)
@@ -744,29 +763,8 @@ func TestPipeline_RequesterErasureRacesExtraction(t *testing.T) {
 		}
 		// The agent keeps writing to its owner's shared space while the owner is
 		// erased, as a request authorized just before would.
-		stop, stored := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(stored)
-			pace := time.NewTicker(5 * time.Millisecond)
-			defer pace.Stop()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-pace.C:
-				}
-				p.db.CreateEpisodes(ctx, []*graph.Episode{episode(i)}) // refused once the agent is gone
-			}
-		}()
-		for k := round % 3; ; { // erase once the k-th memory is being extracted or saved
-			e, err := p.db.GetEpisode(ctx, eps[k].UUID, graph.Visible{GroupIDs: groups})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Status != graph.StatusQueued {
-				break
-			}
-		}
+		stopWriting := p.writeSteadily(ctx, episode)
+		p.waitClaimed(eps[round%3].UUID, groups) // erase once the k-th memory is being extracted or saved
 		e, err := p.db.EraseRequester(ctx, graph.DefaultOrg, owner, fmt.Sprintf("erased-%s%08d", mark, round), false,
 			func(graph.Erasure) *graph.AuditEvent { return nil })
 		if err != nil {
@@ -775,8 +773,7 @@ func TestPipeline_RequesterErasureRacesExtraction(t *testing.T) {
 		if e.Agents != 1 || e.Memories < len(texts) {
 			t.Fatalf("round %d: erased %+v, want the agent and at least the %d memories stored first", round, e, len(texts))
 		}
-		close(stop)
-		<-stored
+		stopWriting()
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 			depth, err := p.db.QueueDepth(ctx, shared)
 			if err != nil {
