@@ -247,7 +247,8 @@ func TestImport_RidesOutRestart(t *testing.T) {
 	mark := suffix()
 	neo4jtest.Forget(t, mark)
 	requester, agent := "importer-"+mark, "imported-"+mark
-	srv, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0"})
+	env := map[string]string{"MEMGATE_INGEST_WORKERS": "0", "MEMGATE_SERVER_ADDR": restartableAddr(t)}
+	srv, base := startBinary(t, env)
 	c := apiClient{t: t, base: base, requester: requester}
 	if status := c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil); status != http.StatusCreated {
 		t.Fatalf("creating the agent: %d", status)
@@ -295,7 +296,7 @@ func TestImport_RidesOutRestart(t *testing.T) {
 		t.Fatal("the import met no refused batch in a minute")
 	}
 	// Back on the same address, as a restarted service is.
-	startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0", "MEMGATE_SERVER_ADDR": strings.TrimPrefix(base, "http://")})
+	startBinary(t, env)
 	<-read
 	if err := imp.Wait(); err != nil {
 		t.Fatalf("import: %v\n%s%s", err, stdout.String(), stderr.String())

@@ -122,9 +122,9 @@ func TestLoad_MemgateRestarts(t *testing.T) {
 	prefix := "kill-" + suffix()
 	neo4jtest.Forget(t, prefix)
 	env := map[string]string{"MEMGATE_SERVER_RATE_LIMIT": "0",
-		"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + prefix + "-"}
+		"MEMGATE_INGEST_WORKERS": "2", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + prefix + "-",
+		"MEMGATE_SERVER_ADDR": restartableAddr(t)}
 	srv, base := startBinary(t, env)
-	env["MEMGATE_SERVER_ADDR"] = strings.TrimPrefix(base, "http://")
 	parent := t // the restarted memgate outlives each subtest
 	for _, signal := range signals {
 		t.Run(signal.String(), func(t *testing.T) {

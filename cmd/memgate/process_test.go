@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,6 +50,26 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// restartableAddr is a free loopback address for a memgate the test stops and starts
+// again on the same address. Its port lies below Linux's ephemeral range (32768 up):
+// a port from that range can become, while memgate is down, the local end of any
+// outgoing connection on the machine, and the restart then fails with "address
+// already in use" (seen in CI).
+func restartableAddr(t *testing.T) string {
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return addr
+		}
+	}
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 // startBinary runs memgate serve against the test database and returns once it is
