@@ -31,10 +31,23 @@ func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, as
 		}
 	}
 	f.Owns = strList(r.Values[2])
-	f.SharedWith = strList(r.Values[3])
-	f.ExpiredShares = strList(r.Values[4])
-	f.Asserted = strList(r.Values[5])
-	f.Delegated = strList(r.Values[6])
+	f.SharedWith, f.ExpiredShares, f.Delegated = []string{}, []string{}, []string{}
+	for _, grant := range anyList(r.Values[3]) {
+		g := anyList(grant)
+		if len(g) != 3 {
+			continue
+		}
+		kind, agent, live := str(g[0]), str(g[1]), g[2] == true
+		switch {
+		case kind == "SHARED_WITH" && live:
+			f.SharedWith = append(f.SharedWith, agent)
+		case kind == "SHARED_WITH":
+			f.ExpiredShares = append(f.ExpiredShares, agent)
+		case kind == "DELEGATED_TO" && live:
+			f.Delegated = append(f.Delegated, agent)
+		}
+	}
+	f.Asserted = strList(r.Values[4])
 	return f, nil
 }
 
