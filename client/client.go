@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,12 @@ type Client struct {
 	Key       string // the host key; "" in dev mode
 	Requester string // X-Requester-Id
 	HTTP      *http.Client
+
+	// fresh is the consistency token of the last write this client made: sent with
+	// every later request, so the client reads its own writes whichever replica
+	// answers (docs/operations.md).
+	mu    sync.Mutex
+	fresh string
 }
 
 // New returns a client with a 30 s timeout per request.
@@ -218,6 +225,9 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
+	if token := c.Token(); token != "" {
+		req.Header.Set(consistencyHeader, token)
+	}
 	// Over the host key's rate (429): sent again up to five times, after as long as
 	// memgate says, a second at least. The last 429 is answered as an Error.
 	var resp *http.Response
@@ -249,6 +259,11 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 		// the sixth 429: read as an Error below
 	}
 	defer resp.Body.Close()
+	if token := resp.Header.Get(consistencyHeader); token != "" {
+		c.mu.Lock()
+		c.fresh = token
+		c.mu.Unlock()
+	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
@@ -265,6 +280,24 @@ func (c *Client) do(ctx context.Context, method, path string, body any, idempote
 		return nil
 	}
 	return json.Unmarshal(data, out)
+}
+
+const consistencyHeader = "X-Consistency-Token"
+
+// Token is the consistency token of the last write the client made ("" before its
+// first): another client that sends it (SetToken) reads at least as fresh.
+func (c *Client) Token() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fresh
+}
+
+// SetToken makes the client read at least as fresh as the write that answered
+// token, e.g. one another client made (Token).
+func (c *Client) SetToken(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fresh = token
 }
 
 // overRate sends a request again while memgate answers 429 (see do).

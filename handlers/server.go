@@ -38,6 +38,7 @@ type Deps struct {
 	Log            *slog.Logger
 	Keys           *access.Keyring
 	Ready          Checker
+	Consistency    graph.Consistency // nil: no consistency tokens
 	Service        *service.Service
 	BodyLimit      string        // e.g. "2M"
 	HandlerTimeout time.Duration // every request's context deadline
@@ -97,7 +98,11 @@ func New(d Deps) *echo.Echo {
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
 
 	limit := rateLimit(d.RateLimit, d.RateBurst)
-	v1 := e.Group("/v1", authenticate(d.Keys), limit)
+	fresh := func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	if d.Consistency != nil {
+		fresh = readYourWrites(d.Consistency, d.Log)
+	}
+	v1 := e.Group("/v1", authenticate(d.Keys), limit, fresh)
 	v1.GET("/whoami", whoami(d.Keys))
 	a := &api{svc: d.Service}
 	a.routes(v1)
@@ -122,7 +127,7 @@ func New(d Deps) *echo.Echo {
 		r := c.Request()
 		mcpHandler.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), mcpCallKey{}, callOf(c))))
 		return nil
-	}, authenticate(d.Keys), confineHost, limit, a.requester)
+	}, authenticate(d.Keys), confineHost, limit, fresh, a.requester)
 	return e
 }
 

@@ -49,7 +49,7 @@ func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerif
 	svc.OnDeny = metrics.Denied
 	adjust(svc)
 	e := handlers.New(handlers.Deps{
-		Log: log, Keys: ring, Ready: db, Service: svc,
+		Log: log, Keys: ring, Ready: db, Consistency: db, Service: svc,
 		BodyLimit: bodyLimit, HandlerTimeout: 10 * time.Second, Version: "test", Metrics: metrics,
 	})
 	srv := httptest.NewServer(e)

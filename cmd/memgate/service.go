@@ -98,7 +98,7 @@ func (m *Main) Open(ctx context.Context) error {
 		}()
 	}
 	e := handlers.New(handlers.Deps{
-		Log: m.Log, Keys: keys, Ready: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
+		Log: m.Log, Keys: keys, Ready: m.DB, Consistency: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(), Metrics: metrics,
 		RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
 	})

@@ -39,6 +39,11 @@ type DB struct {
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
 	commits  *batch.Batcher[*graph.Episode, error]
+	// bookmarks: every transaction of the process starts after those before it and
+	// leaves its own here, which consistency tokens name (consistency.go).
+	bookmarks neo4j.BookmarkManager
+	keyMu     sync.Mutex
+	key       []byte // the deployment's consistency key, once read
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -69,7 +74,7 @@ var queryNames = []string{
 	"episode_delete", "episode_expired", "episode_expire_lock",
 	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",
 	"audit_create", "audit_list",
-	"principal_resolve", "principal_set_promoter",
+	"principal_resolve", "principal_set_promoter", "consistency_key", "consistency_latest",
 	"org_backfill", "org_move_check", "org_move_nodes", "org_move_edges",
 	"agent_create", "agent_get", "agent_list", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
 	"agent_delegate", "agent_undelegate",
@@ -118,7 +123,8 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(opts.ConnectTimeout, time.Second))
 	_ = driver.VerifyConnectivity(ctx)
 	cancel()
-	db := &DB{driver: driver, database: opts.Database, queries: queries, log: log}
+	db := &DB{driver: driver, database: opts.Database, queries: queries, log: log,
+		bookmarks: neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{})}
 	db.commits = db.newCommits()
 	return db, nil
 }
@@ -137,6 +143,7 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 	res, err := neo4j.ExecuteQuery(ctx, db.driver, db.queries.Get(name), params,
 		neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(db.database),
+		neo4j.ExecuteQueryWithBookmarkManager(db.bookmarksFor(ctx)),
 		routing(mode))
 	if err != nil {
 		return nil, db.storeError(name, err)
@@ -152,7 +159,8 @@ func (db *DB) inWrite(ctx context.Context, fn func(tx neo4j.ManagedTransaction) 
 
 // inTx runs fn in one managed transaction of mode (inWrite, inRead).
 func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
-	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: mode})
+	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: mode,
+		BookmarkManager: db.bookmarksFor(ctx)})
 	execute := session.ExecuteWrite
 	if mode == neo4j.AccessModeRead {
 		execute = session.ExecuteRead

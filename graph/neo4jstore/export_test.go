@@ -2,6 +2,9 @@ package neo4jstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -154,4 +157,28 @@ func (db *DB) FactsInIndex(ctx context.Context, v []float32, groupIDs []string, 
 		out[i] = graph.FactHit{Fact: &graph.Fact{UUID: r.Values[0].(string)}, Score: r.Values[1].(float64)}
 	}
 	return out, nil
+}
+
+// SignToken makes a consistency token of marks with the deployment's key, as Token
+// does, for a test to name bookmarks Token would not.
+func (db *DB) SignToken(ctx context.Context, marks []string) (string, error) {
+	key, err := db.consistencyKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	payload, err := json.Marshal(marks)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(append(sign(key, payload), payload...)), nil
+}
+
+// TokenBookmarks reads the bookmarks a token names, unchecked.
+func TokenBookmarks(token string) ([]string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < sha256.Size {
+		return nil, errToken
+	}
+	var marks []string
+	return marks, json.Unmarshal(raw[sha256.Size:], &marks)
 }

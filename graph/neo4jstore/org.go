@@ -49,7 +49,8 @@ func (db *DB) MoveIntoOrg(ctx context.Context, org graph.Org) (OrgMove, error) {
 // autoCommit runs one named query that commits in batches of its own (CALL { } IN
 // TRANSACTIONS), which a managed transaction cannot hold, and returns its one count.
 func (db *DB) autoCommit(ctx context.Context, name string, params map[string]any) (int, error) {
-	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeWrite})
+	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeWrite,
+		BookmarkManager: db.bookmarksFor(ctx)})
 	defer session.Close(ctx)
 	res, err := session.Run(ctx, db.queries.Get(name), params)
 	if err != nil {

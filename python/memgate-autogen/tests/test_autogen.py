@@ -124,7 +124,18 @@ async def main() -> None:
     await mine.add(MemoryContent(content={"team": "platform", "lead": "Alice"}, mime_type=MemoryMimeType.JSON,
                                  metadata={"from": "autogen-test"}))
     added_json = mine.written[1]
+    check(rest.consistency_token == "", "a client that has not written holds no consistency token")
     direct = rest.add_memory(agent, "Bob works at Globex as a designer.")["id"]
+    check(rest.consistency_token != "", "a write leaves the client its consistency token")
+    reader = MemgateClient(url, key, owner)
+    reader.consistency_token = rest.consistency_token
+    check(reader.get_memory(direct).get("id") == direct, "another client with the token reads the write")
+    reader.consistency_token = "not-a-token"
+    try:
+        reader.get_memory(direct)
+        check(False, "a malformed consistency token is refused")
+    except MemgateError as e:
+        check(e.status == 400 and e.code == "invalid", f"a malformed consistency token is 400 invalid: {e}")
     for memory_id in (added, added_json, direct):
         wait_done(rest, memory_id)
     stored = rest.get_memory(added_json)

@@ -157,6 +157,10 @@ class MemgateClient:
     Every call sends ``Authorization: Bearer <api_key>`` (a host key; none in dev mode)
     and ``X-Requester-Id: <requester>``. Errors raise :class:`MemgateError`. The client
     keeps no connection open between calls; after :meth:`close` it refuses calls.
+
+    The consistency token of its last write (``X-Consistency-Token``) goes with every
+    later call, so it reads its own writes whichever memgate replica answers;
+    :attr:`consistency_token` hands it to another client.
     """
 
     def __init__(self, base_url: str, api_key: Optional[str], requester: str, *, timeout: float = 30.0) -> None:
@@ -167,10 +171,20 @@ class MemgateClient:
         self._requester = requester
         self._timeout = timeout
         self._closed = False
+        self._token = ""
 
     @property
     def requester(self) -> str:
         return self._requester
+
+    @property
+    def consistency_token(self) -> str:
+        """The token of the last write this client made ("" before its first)."""
+        return self._token
+
+    @consistency_token.setter
+    def consistency_token(self, token: str) -> None:
+        self._token = token
 
     def close(self) -> None:
         self._closed = True
@@ -193,11 +207,14 @@ class MemgateClient:
             req.add_header("Authorization", "Bearer " + self._api_key)
         if data is not None:
             req.add_header("Content-Type", "application/json")
+        if self._token:
+            req.add_header("X-Consistency-Token", self._token)
         for k, v in (headers or {}).items():
             req.add_header(k, v)
         try:
             with urllib.request.urlopen(req, timeout=self._timeout) as resp:
                 raw = resp.read()
+                self._token = resp.headers.get("X-Consistency-Token") or self._token
         except urllib.error.HTTPError as e:
             try:
                 text = e.read()
