@@ -132,6 +132,9 @@ func TestImport_Resumes(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatal(err)
 		}
+		if m.Memory.ID == "" {
+			continue // a {"fact": ...} line: the agent's view holds the global space, whose facts other tests write
+		}
 		seen[m.Memory.Content]++
 	}
 	for i := 0; i < lines; i++ {
