@@ -205,7 +205,7 @@ SET e.status = 'failed', e.last_error = $reason, e.attempts = coalesce(e.attempt
 		if len(claimed) != 1 || claimed[0].Episode.UUID != id {
 			w.t.Fatalf("the queue of %s served %d memories, not %s first", group, len(claimed), id)
 		}
-		if err := w.db.Release(w.ctx, id, worker, "failed by the matrix test", nil); err != nil {
+		if err := w.db.Release(w.ctx, id, worker, "failed by the matrix test", nil, graph.Cost{}); err != nil {
 			w.t.Fatal(err)
 		}
 	}
