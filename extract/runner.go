@@ -63,8 +63,9 @@ type Runner struct {
 	Log         *slog.Logger
 	Metrics     *Metrics
 
-	id    string
-	saves *batch.Batcher[*graph.GraphWrite, error]
+	id       string
+	saves    *batch.Batcher[*graph.GraphWrite, error]
+	attempts atomic.Int64 // numbers this runner's attempts, for their costs' ids
 }
 
 // maxBatch bounds how many episodes one save transaction or one read holds, and
@@ -129,6 +130,7 @@ func (r *Runner) Run(ctx context.Context) {
 				}
 				j.start = time.Now()
 				j.ctx, j.meter = withMeter(j.ctx) // what this attempt's calls cost
+				j.attempt = fmt.Sprintf("%s#%d", r.id, r.attempts.Add(1))
 				w, err := r.prepare(ctx, j)
 				if err != nil {
 					r.finish(ctx, j, err)
@@ -157,16 +159,17 @@ func (r *Runner) Run(ctx context.Context) {
 // attempt began, and what the attempt's calls cost so far.
 type job struct {
 	graph.Claimed
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	start  time.Time
-	meter  *meter
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	start   time.Time
+	meter   *meter
+	attempt string // the attempt's id: the store adds its cost once
 }
 
 // spent is what the attempt has cost up to now: its calls, and its time since it began.
 func (j job) spent() graph.Cost {
 	c := j.meter.total()
-	c.Seconds = time.Since(j.start).Seconds()
+	c.Seconds, c.Attempt = time.Since(j.start).Seconds(), j.attempt
 	return c
 }
 

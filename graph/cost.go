@@ -15,6 +15,12 @@ import "time"
 // queued again to be retried, failed, or handed back), so a crash neither loses an
 // attempt that was recorded nor counts one twice.
 type Cost struct {
+	// Attempt names the attempt whose cost this is, when it is one attempt's: the
+	// store adds an attempt's cost to its memory once, whichever of its outcome writes
+	// carries it first (a save that commits after shutdown handed its episode back
+	// adds nothing more). Not summed, not shown; "" on what the store reads.
+	Attempt string
+
 	ChatCalls        int64
 	PromptTokens     int64
 	CompletionTokens int64
@@ -24,9 +30,10 @@ type Cost struct {
 	Seconds          float64
 }
 
-// Add returns c and o summed.
+// Add returns c and o summed (c's Attempt).
 func (c Cost) Add(o Cost) Cost {
 	return Cost{
+		Attempt:   c.Attempt,
 		ChatCalls: c.ChatCalls + o.ChatCalls, PromptTokens: c.PromptTokens + o.PromptTokens,
 		CompletionTokens: c.CompletionTokens + o.CompletionTokens, EmbeddingCalls: c.EmbeddingCalls + o.EmbeddingCalls,
 		EmbeddingInputs: c.EmbeddingInputs + o.EmbeddingInputs, EmbeddingTokens: c.EmbeddingTokens + o.EmbeddingTokens,

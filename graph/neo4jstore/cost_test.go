@@ -15,7 +15,9 @@ import (
 // to the episode's, exactly once, and only the write that holds the lease: a save
 // refused for a lost lease (Complete by another worker) still adds its cost, a release
 // by a worker without the lease adds nothing; a release to be retried, a hand-back and
-// a save each add theirs. The usage sum of the space is the episode's cost.
+// a save each add theirs; one attempt's cost is added once, whichever of its writes
+// carries it (a late save of an attempt handed back adds nothing). The usage sum of the
+// space is the episode's cost.
 func TestCost_EveryOutcomeAdds(t *testing.T) {
 	t.Parallel()
 	db := neo4jtest.DB(t)
@@ -82,10 +84,19 @@ func TestCost_EveryOutcomeAdds(t *testing.T) {
 	}
 	holds("a release to be retried", cost(3, 0.75), graph.StatusQueued)
 	claim("a")
-	if err := db.Return(ctx, ep.UUID, "a", cost(4, 0.125)); err != nil {
+	handed := cost(4, 0.125)
+	handed.Attempt = "a#2"
+	if err := db.Return(ctx, ep.UUID, "a", handed); err != nil {
 		t.Fatal(err)
 	}
 	holds("a hand-back", cost(7, 0.875), graph.StatusQueued)
+	// The same attempt's save, committing after the hand-back (it met shutdown after
+	// its group had started): refused, and its cost is not added again.
+	results, err = db.Complete(ctx, "a", []*graph.GraphWrite{write(handed)})
+	if err != nil || graph.ErrorCode(results[0]) != graph.ECONFLICT {
+		t.Fatalf("the handed-back attempt's save: %v %v, want ECONFLICT", results, err)
+	}
+	holds("the handed-back attempt's late save", cost(7, 0.875), graph.StatusQueued)
 	claim("a")
 	results, err = db.Complete(ctx, "a", []*graph.GraphWrite{write(cost(8, 1))})
 	if err != nil || results[0] != nil {

@@ -113,7 +113,9 @@ func versionProps(e *graph.Episode, replacedAt time.Time, replacedBy string) map
 	p["episode_uuid"], p["group_id"] = e.UUID, e.GroupID
 	p["replaced_at"], p["replaced_by"] = replacedAt.UTC(), replacedBy
 	for k, v := range costProps(e.Cost) { // what the memory had cost when it was replaced
-		p["cost_"+k] = v
+		if k != "attempt" {
+			p["cost_"+k] = v
+		}
 	}
 	return p
 }
@@ -123,7 +125,7 @@ func versionProps(e *graph.Episode, replacedAt time.Time, replacedBy string) map
 // :MemoryVersion node holds it.
 func costProps(c graph.Cost) map[string]any {
 	return map[string]any{
-		"chat_calls": c.ChatCalls, "prompt_tokens": c.PromptTokens, "completion_tokens": c.CompletionTokens,
+		"attempt": c.Attempt, "chat_calls": c.ChatCalls, "prompt_tokens": c.PromptTokens, "completion_tokens": c.CompletionTokens,
 		"embedding_calls": c.EmbeddingCalls, "embedding_inputs": c.EmbeddingInputs, "embedding_tokens": c.EmbeddingTokens,
 		"seconds": c.Seconds,
 	}
