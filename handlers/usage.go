@@ -42,7 +42,11 @@ func (a *api) agentUsage(c echo.Context) error {
 		return err
 	}
 	q := graph.UsageQuery{AgentID: c.Param("id")}
-	for name, at := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
+	for _, p := range []struct {
+		name string
+		at   **time.Time
+	}{{"since", &q.Since}, {"until", &q.Until}} {
+		name, at := p.name, p.at
 		if _, given := c.QueryParams()[name]; !given {
 			continue
 		}
