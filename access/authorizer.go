@@ -50,6 +50,10 @@ type Authorizer interface {
 	Promote(p Principal, source, target graph.Space) Decision
 	// ManageAgent decides changing or erasing agent (owner or admin host).
 	ManageAgent(p Principal, agent *graph.Agent) Decision
+	// Usage decides reading what extracting agent's memories cost: who may manage it
+	// (its owner, an admin host). Denied, the agent is not found for p, as one that
+	// does not exist: its usage is no one else's to know exists.
+	Usage(p Principal, agent *graph.Agent) Decision
 	// Share decides granting or revoking read access to agent's private space.
 	Share(p Principal, agent *graph.Agent) Decision
 	// Delegate decides granting or revoking another requester the right to write
@@ -243,6 +247,13 @@ func (pol Policy) ManageAgent(p Principal, a *graph.Agent) Decision {
 		return allow(graph.Space{})
 	}
 	return deny("only the agent's owner or an admin host may change it")
+}
+
+func (pol Policy) Usage(p Principal, a *graph.Agent) Decision {
+	if pol.ManageAgent(p, a).Effect == Allow {
+		return allow(graph.Space{})
+	}
+	return deny("only the agent's owner or an admin host may read its usage")
 }
 
 func (pol Policy) Share(p Principal, a *graph.Agent) Decision {

@@ -91,7 +91,8 @@ func matrixSpace(w accesstest.World, column string) graph.Space {
 // exactly when the space is in VisibleForAgent. Create: the effect of Write. Delete and
 // retry of a visible memory: 403 exactly when Modify denies; promotions of a visible
 // memory: 403 exactly when Promote denies. Agent operations: 403 exactly when Share,
-// Delegate, Distil (compact, reflect) or ManageAgent deny. Team operations: 404 for who does not see the team, else 403
+// Delegate, Distil (compact, reflect) or ManageAgent deny; usage: 404 exactly when
+// Usage denies. Team operations: 404 for who does not see the team, else 403
 // exactly when DissolveTeam denies; a move into a dissolved team: 403 exactly when
 // Write denies. Copies: 404 outside the visible set, else 403 exactly when Modify
 // (or, for a move, Write) denies. Outcomes the Authorizer does not decide are
@@ -186,6 +187,11 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 			d = pol.Delegate(p, a)
 		case "compact", "reflect": // what they write goes to the agent's private space
 			d = pol.Distil(p, a.ID)
+		case "usage": // denied, the agent is not found
+			if pol.Usage(p, a).Effect != access.Allow {
+				return "404"
+			}
+			return "allow"
 		}
 		return effect(d)
 	}

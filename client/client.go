@@ -113,7 +113,29 @@ type Stored struct {
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
 	UpdatedBy         string          `json:"updated_by,omitempty"`
 	Extract           *bool           `json:"extract,omitempty"`
+	Cost              Cost            `json:"cost"`
 	Score             *float64        `json:"score,omitempty"`
+}
+
+// Cost is what extracting a memory cost so far, every attempt summed: calls to the
+// model provider, the tokens it reported, and the time the attempts took (handlers'
+// costView; TestRoundTrip compares the two).
+type Cost struct {
+	ChatCalls        int64   `json:"chat_calls"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	EmbeddingCalls   int64   `json:"embedding_calls"`
+	EmbeddingInputs  int64   `json:"embedding_inputs"`
+	EmbeddingTokens  int64   `json:"embedding_tokens"`
+	Seconds          float64 `json:"seconds"`
+}
+
+// Add returns c and o summed.
+func (c Cost) Add(o Cost) Cost {
+	return Cost{ChatCalls: c.ChatCalls + o.ChatCalls, PromptTokens: c.PromptTokens + o.PromptTokens,
+		CompletionTokens: c.CompletionTokens + o.CompletionTokens, EmbeddingCalls: c.EmbeddingCalls + o.EmbeddingCalls,
+		EmbeddingInputs: c.EmbeddingInputs + o.EmbeddingInputs, EmbeddingTokens: c.EmbeddingTokens + o.EmbeddingTokens,
+		Seconds: c.Seconds + o.Seconds}
 }
 
 // Memory is what writing s again takes: the fields its writer set, its space as a

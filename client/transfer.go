@@ -40,6 +40,9 @@ type Summary struct {
 	Duplicates int           // stored by an earlier run: the server replayed its answer
 	Rejected   int           // refused, each written to the rejects file with the reason
 	Elapsed    time.Duration // for the rate
+	// IDs are the memories of the file that are stored (Accepted and Duplicates), for
+	// Extraction to follow.
+	IDs []string
 }
 
 // ErrUnreadable is an import whose file cannot be read or is not JSON Lines or CSV:
@@ -88,8 +91,12 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (Summary, error) {
 			reject(o.Rejects, l.number, res.Error)
 		case res.Accepted != nil && res.Replayed:
 			s.Duplicates++
+			s.IDs = append(s.IDs, res.ID)
 		default:
 			s.Accepted++
+			if res.Accepted != nil {
+				s.IDs = append(s.IDs, res.ID)
+			}
 		}
 	}
 	progress := func() { // under the lock: the callback never runs twice at once

@@ -1,5 +1,6 @@
 // Everything one group commit saves, in one statement: the entities, the episodes'
-// mentions of them, the facts between them, and the episodes done. Each part keeps to
+// mentions of them, the facts between them, and the episodes done (and what the
+// attempts cost, refused ones included). Each part keeps to
 // the space of what it writes; group_id is set last (see episodeParams).
 CALL () {
   // New entities, and new summaries of existing ones. An entity is only ever matched
@@ -49,11 +50,21 @@ CALL () {
   SET x.group_id = c.group_id
 }
 CALL () {
-  // The episodes, done.
+  // The episodes, done, with what their attempt cost added to their totals.
   UNWIND $episodes AS x
   MATCH (e:Episodic {uuid: x.uuid})
   SET e.status = 'done', e.entity_edges = x.entity_edges, e.context_episodes = x.context, e.last_error = '',
       e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null
+  WITH e, x.cost AS cost
+  {{cost_add}}
+}
+CALL () {
+  // The episodes whose attempt lost its lease (episode_lease_check locked them): their
+  // writes are refused, what the attempt cost stays with the memory.
+  UNWIND $charged AS x
+  MATCH (e:Episodic {uuid: x.uuid})
+  WITH e, x.cost AS cost
+  {{cost_add}}
 }
 CALL () {
   // How long each fact written here stays visible: until the latest expires_at of the

@@ -328,8 +328,9 @@ func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMes
 // answers before the stream starts, so the error is CreateChatCompletionStream's.
 // Tokens are counted from the usage the server sends last (stream_options
 // include_usage); when there is none (a stream closed early never gets it, and some
-// servers never send it) output is counted as one token a chunk, as servers stream a
-// token at a time, and the prompt as a token per 4 bytes of its messages.
+// servers never send it) the process metrics count output as one token a chunk, as
+// servers stream a token at a time, and the prompt as a token per 4 bytes of its
+// messages. The memory's cost (the context's meter) takes only the server's figures.
 func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, mode string) (*streamed, error) {
 	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	s, err := o.client.CreateChatCompletionStream(ctx, req)
@@ -338,7 +339,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 	}
 	defer s.Close()
 	got := &streamed{}
-	var usage *openai.Usage
+	var usage, reported *openai.Usage // reported: the server's own, which estimates never replace
 	chunks := 0
 	defer func() {
 		if usage == nil {
@@ -351,6 +352,11 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 		o.opts.Metrics.ChatPromptTokens.Add(int64(usage.PromptTokens))
 		o.opts.Metrics.ChatOutputTokens.Add(int64(usage.CompletionTokens))
 	}()
+	defer func() { // the memory's cost counts only what the server reported
+		if reported != nil {
+			meterOf(ctx).add(graph.Cost{PromptTokens: int64(reported.PromptTokens), CompletionTokens: int64(reported.CompletionTokens)})
+		}
+	}()
 	for !got.early {
 		chunk, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -360,7 +366,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 			return nil, err
 		}
 		if chunk.Usage != nil {
-			usage = chunk.Usage
+			usage, reported = chunk.Usage, chunk.Usage
 		}
 		for _, c := range chunk.Choices {
 			if c.Index != 0 {
@@ -612,12 +618,14 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	var out [][]float32
 	err := o.retry(ctx, "embeddings", func(ctx context.Context) error {
+		meterOf(ctx).add(graph.Cost{EmbeddingInputs: int64(len(texts))}) // sent, whatever the answer
 		resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
 			Input: texts, Model: openai.EmbeddingModel(o.opts.Model), Dimensions: o.opts.Dimensions})
 		if err != nil {
 			return err
 		}
 		o.opts.Metrics.EmbeddingTokens.Add(int64(resp.Usage.PromptTokens))
+		meterOf(ctx).add(graph.Cost{EmbeddingTokens: int64(resp.Usage.PromptTokens)})
 		if len(resp.Data) != len(texts) {
 			return errMalformed{fmt.Sprintf("%d embeddings for %d texts", len(resp.Data), len(texts))}
 		}
@@ -651,8 +659,10 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 		}
 		if what == "chat" {
 			o.opts.Metrics.ChatCalls.Add(1)
+			meterOf(ctx).add(graph.Cost{ChatCalls: 1})
 		} else {
 			o.opts.Metrics.EmbeddingCalls.Add(1)
+			meterOf(ctx).add(graph.Cost{EmbeddingCalls: 1})
 		}
 		err = call(ctx)
 		<-o.slots

@@ -63,8 +63,9 @@ type Runner struct {
 	Log         *slog.Logger
 	Metrics     *Metrics
 
-	id    string
-	saves *batch.Batcher[*graph.GraphWrite, error]
+	id       string
+	saves    *batch.Batcher[*graph.GraphWrite, error]
+	attempts atomic.Int64 // numbers this runner's attempts, for their costs' ids
 }
 
 // maxBatch bounds how many episodes one save transaction or one read holds, and
@@ -128,6 +129,8 @@ func (r *Runner) Run(ctx context.Context) {
 					}
 				}
 				j.start = time.Now()
+				j.ctx, j.meter = withMeter(j.ctx) // what this attempt's calls cost
+				j.attempt = fmt.Sprintf("%s#%d", r.id, r.attempts.Add(1))
 				w, err := r.prepare(ctx, j)
 				if err != nil {
 					r.finish(ctx, j, err)
@@ -136,6 +139,7 @@ func (r *Runner) Run(ctx context.Context) {
 				}
 				committing <- struct{}{}
 				free <- struct{}{}
+				w.Cost = j.spent() // saved with the write
 				saving.Add(1)
 				go func() {
 					defer saving.Done()
@@ -151,13 +155,22 @@ func (r *Runner) Run(ctx context.Context) {
 	saving.Wait()
 }
 
-// job is a claimed episode whose lease is being kept alive until ctx ends, and when
-// its attempt began.
+// job is a claimed episode whose lease is being kept alive until ctx ends, when its
+// attempt began, and what the attempt's calls cost so far.
 type job struct {
 	graph.Claimed
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	start  time.Time
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	start   time.Time
+	meter   *meter
+	attempt string // the attempt's id: the store adds its cost once
+}
+
+// spent is what the attempt has cost up to now: its calls, and its time since it began.
+func (j job) spent() graph.Cost {
+	c := j.meter.total()
+	c.Seconds, c.Attempt = time.Since(j.start).Seconds(), j.attempt
+	return c
 }
 
 func workerID() string {
@@ -203,7 +216,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		cancel()
 		if ctx.Err() != nil {
 			for _, ep := range eps {
-				r.giveBack(ctx, ep.Episode)
+				r.giveBack(ctx, ep.Episode, graph.Cost{}) // no attempt began
 			}
 			return
 		}
@@ -274,7 +287,10 @@ func (r *Runner) save(ctx context.Context, w *graph.GraphWrite) error {
 }
 
 // finish records the outcome of an attempt: done, handed back (shutting down), lost
-// to another worker, or released to be retried or failed.
+// to another worker, or released to be retried or failed. What a failed attempt cost
+// is written with its outcome (handed back or released; a done one's went with its
+// save, and so did one whose save found the lease lost). An attempt cut short by the
+// loss of its lease before its save writes nothing: the episode is another worker's.
 func (r *Runner) finish(ctx context.Context, j job, err error) {
 	ep := j.Episode
 	defer j.cancel(nil)
@@ -289,7 +305,7 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 	case ctx.Err() != nil:
 		// Shutting down: hand the episode back at once, so another process need not
 		// wait for the lease to expire (a rolling restart loses no time).
-		r.giveBack(ctx, ep)
+		r.giveBack(ctx, ep, j.spent())
 		return
 	case context.Cause(j.ctx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
 		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
@@ -306,7 +322,7 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 	reason := Reason(err)
 	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 		"retry", retryAt != nil, "reason", reason, "error", err.Error())
-	r.release(ctx, ep, reason, retryAt)
+	r.release(ctx, ep, reason, retryAt, j.spent())
 }
 
 // The reasons a memory's ingestion failed, as its readers see them in last_error:
@@ -350,22 +366,23 @@ func Reasons() []string {
 	return out
 }
 
-// giveBack returns a claimed episode to the queue without counting the attempt. It
-// runs even when ctx has ended, within its own time limit.
-func (r *Runner) giveBack(ctx context.Context, ep *graph.Episode) {
+// giveBack returns a claimed episode to the queue without counting the attempt, with
+// what the attempt cost. It runs even when ctx has ended, within its own time limit.
+func (r *Runner) giveBack(ctx context.Context, ep *graph.Episode, cost graph.Cost) {
 	returnCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.Queue.Return(returnCtx, ep.UUID, r.id); err != nil {
+	if err := r.Queue.Return(returnCtx, ep.UUID, r.id, cost); err != nil {
 		r.Log.Warn("returning an episode", "episode", ep.UUID, "error", err.Error())
 	}
 }
 
-// release gives a claimed episode back: to be retried at retryAt, or failed when nil.
-// It runs even when ctx has ended, within its own time limit.
-func (r *Runner) release(ctx context.Context, ep *graph.Episode, reason string, retryAt *time.Time) {
+// release gives a claimed episode back: to be retried at retryAt, or failed when nil,
+// with what the attempt cost. It runs even when ctx has ended, within its own time
+// limit.
+func (r *Runner) release(ctx context.Context, ep *graph.Episode, reason string, retryAt *time.Time, cost graph.Cost) {
 	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.Queue.Release(releaseCtx, ep.UUID, r.id, truncate(reason, 500), retryAt); err != nil {
+	if err := r.Queue.Release(releaseCtx, ep.UUID, r.id, truncate(reason, 500), retryAt, cost); err != nil {
 		r.Log.Warn("releasing an episode", "episode", ep.UUID, "error", err.Error())
 	}
 }

@@ -107,6 +107,9 @@ type GraphWrite struct {
 	// derived may hold their words, so when one of them leaves the space, changes or
 	// goes, this episode is extracted again without it (episode_context_users).
 	Context []string
+	// Cost is what the attempt that made this write cost: added to the episode's in the
+	// transaction that saves the write (or, when the lease was lost, that refuses it).
+	Cost Cost
 }
 
 // Mention is an episode's mention of an entity and what that episode said of it, its
@@ -135,14 +138,16 @@ type Queue interface {
 	// a rewrite queues it again, and the same worker may claim it again before the
 	// older write arrives). The result has one entry per write: nil, or ECONFLICT when
 	// the lease was lost (nothing of that write is saved). An error from the database
-	// fails them all.
+	// fails them all. Each write's Cost is added to its episode's in the same
+	// transaction, whether the write is saved or refused for a lost lease.
 	Complete(ctx context.Context, worker string, ws []*GraphWrite) ([]error, error)
-	// Release records a failed attempt: the episode is queued again to be retried
-	// after retryAt, or failed with reason when retryAt is nil.
-	Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error
+	// Release records a failed attempt and adds what it cost to the episode's, in one
+	// write: the episode is queued again to be retried after retryAt, or failed with
+	// reason when retryAt is nil.
+	Release(ctx context.Context, id, worker, reason string, retryAt *time.Time, cost Cost) error
 	// Return hands a claimed episode back untouched, to be claimed again at once: the
-	// attempt does not count.
-	Return(ctx context.Context, id, worker string) error
+	// attempt does not count, what it cost does (added in the same write).
+	Return(ctx context.Context, id, worker string, cost Cost) error
 	// Requeue puts a failed, visible episode back in the queue; ENOTFOUND if it is not
 	// visible, ECONFLICT if it has not failed.
 	Requeue(ctx context.Context, id string, vis Visible) (*Episode, error)

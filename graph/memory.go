@@ -73,6 +73,9 @@ type Episode struct {
 	// FactIDs are the facts the pipeline saved for it (Graphiti's entity_edges); read
 	// only.
 	FactIDs []string
+	// Cost is what extracting it has cost so far; read only: only the queue's writes
+	// of an attempt's outcome add to it (Queue.Complete, Release, Return).
+	Cost Cost
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and
@@ -234,4 +237,9 @@ type Memories interface {
 	// returns (authorize runs on the stored conflict; its error aborts). ENOTFOUND when
 	// the conflict is not in vis, ECONFLICT when it is resolved already.
 	ResolveConflict(ctx context.Context, id string, vis Visible, keep, by string, authorize func(*Conflict) (*AuditEvent, error)) (*ConflictHit, error)
+
+	// Usage sums the costs of the memories of vis's group_ids (in the query, never
+	// after it) created within q's window, leaving out those whose expires_at has
+	// passed. q.AgentID is not read: the caller names the agent's spaces in vis.
+	Usage(ctx context.Context, vis Visible, q UsageQuery) (Usage, error)
 }

@@ -92,6 +92,7 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/agents/:id", a.deleteAgent, a.requester)
 	g.POST("/agents/:id/reflect", a.reflectAgent, a.requester)
 	g.POST("/agents/:id/context", a.agentContext, a.requester)
+	g.GET("/agents/:id/usage", a.agentUsage, a.requester)
 	g.PUT("/agents/:id/owner", a.transferOwner, a.requester)
 	g.PUT("/agents/:id/shares/:principal", a.share(true), a.requester)
 	g.DELETE("/agents/:id/shares/:principal", a.share(false), a.requester)

@@ -399,7 +399,7 @@ func (a agentDelegates) expired(id func(string) string, principals []string) boo
 // httpOperations are the operations of the matrix TestMatrix runs over HTTP;
 // service/matrix_test.go runs every operation through the service layer, so this
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate",
+var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
 	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
 
@@ -527,6 +527,20 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		return w.onList(cl, c), nil
 	case "delegate", "undelegate":
 		return w.runDelegate(cl, c), nil
+	case "usage":
+		// The world's agent: its seeded memories are counted, whatever they cost.
+		var u struct {
+			AgentID  string `json:"agent_id"`
+			Memories int    `json:"memories"`
+		}
+		status, out := cl.do("GET", "/v1/agents/"+w.id(c.Column)+"/usage", nil)
+		if status != http.StatusOK {
+			return fmt.Sprint(status), nil
+		}
+		if err := json.Unmarshal(out, &u); err != nil || u.AgentID != w.id(c.Column) || u.Memories < 1 {
+			return fmt.Sprintf("allow, but answered %s", out), nil
+		}
+		return "allow", nil
 	case "create", "create_fact":
 		if agent == "" {
 			agent = own

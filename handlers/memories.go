@@ -110,6 +110,7 @@ type memoryView struct {
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
 	UpdatedBy         string          `json:"updated_by,omitempty"` // who last changed it, shown as written_by is
 	Extract           *bool           `json:"extract,omitempty"`    // false when the memory was stored without extraction
+	Cost              costView        `json:"cost"`                 // what extracting it cost so far, every attempt
 	Score             *float64        `json:"score,omitempty"`
 }
 
@@ -122,6 +123,7 @@ func viewOf(e *graph.Episode) memoryView {
 		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, DerivedFrom: e.DerivedFrom,
 		VisibilityRule: e.VisibilityRule, WrittenBy: e.RequesterID,
 		Version: e.Version, UpdatedAt: e.UpdatedAt, UpdatedBy: e.UpdatedBy, Extract: extractOf(e),
+		Cost: costViewOf(e.Cost),
 	}
 }
 

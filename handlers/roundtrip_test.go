@@ -32,7 +32,7 @@ var writtenKeys = []string{"agent_id", "messages", "metadata", "reference_time",
 	"tags", "priority", "expires_at", "confidence", "extract"}
 
 // serverKeys are the properties the server sets on every memory.
-var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version", "written_by"}
+var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version", "written_by", "cost"}
 
 // laterKeys are the properties a written memory does not have: set by a failure
 // (last_error), a promotion, a compaction or reflection, a visibility rule, an update,
@@ -40,8 +40,9 @@ var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "cont
 var laterKeys = []string{"last_error", "promoted_from", "promoted_by", "promoted_at", "derived_from",
 	"visibility_rule", "updated_at", "updated_by", "score"}
 
-// ingestionKeys are a memory's place in extraction: its own, never copied.
-var ingestionKeys = []string{"status", "attempts", "last_error"}
+// ingestionKeys are a memory's place in extraction and what it cost: its own, never
+// copied.
+var ingestionKeys = []string{"status", "attempts", "last_error", "cost"}
 
 // specProperties are the property names of a schema of openapi.json.
 func specProperties(t *testing.T, schema string) []string {
@@ -222,6 +223,9 @@ func TestRoundTrip(t *testing.T) {
 	if got, want := jsonNames(memclient.Stored{}), specProperties(t, "Memory"); !slices.Equal(got, want) {
 		t.Errorf("client.Stored has %v; a memory shows %v", got, want)
 	}
+	if got, want := jsonNames(memclient.Cost{}), specProperties(t, "Cost"); !slices.Equal(got, want) {
+		t.Errorf("client.Cost has %v; a memory's cost shows %v", got, want)
+	}
 
 	// written is what a memory shows of the request that wrote it.
 	written := func(t *testing.T, req map[string]any) map[string]any {
@@ -261,6 +265,19 @@ func TestRoundTrip(t *testing.T) {
 		for _, k := range laterKeys {
 			if _, ok := m[k]; ok {
 				t.Errorf("%s: a written memory has %s: %v", where, k, m[k])
+			}
+		}
+		// The offline pipeline calls no provider: its attempts cost time alone; a memory
+		// stored without extraction costs nothing.
+		cost, _ := m["cost"].(map[string]any)
+		if got, want := slices.Sorted(maps.Keys(cost)), specProperties(t, "Cost"); !slices.Equal(got, want) {
+			t.Errorf("%s: cost has %v, want %v", where, got, want)
+		}
+		for k, v := range cost {
+			n, _ := v.(float64)
+			if timed := k == "seconds" && m["extract"] != false; (n != 0) != timed {
+				t.Errorf("%s: cost %v (extract %v): want time alone", where, cost, m["extract"])
+				break
 			}
 		}
 	}

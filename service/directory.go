@@ -65,6 +65,29 @@ func (s *Service) shownAgent(c Call, a *graph.Agent) AgentView {
 	return v
 }
 
+// Usage sums what extracting the memories of the agent's own spaces (private and
+// public) cost, of those created within q's window that exist now (not deleted or
+// expired), in one query restricted to those two group_ids. Only who may manage the
+// agent may ask (its owner, an admin host of its organization); for anyone else the
+// agent is not found (ENOTFOUND, unaudited, as for one that does not exist).
+// Memories the agent wrote into a team's, its owner's shared or the global space are
+// those spaces', not counted here. EINVALID for a bad id or a window whose since is
+// not before its until.
+func (s *Service) Usage(ctx context.Context, c Call, q graph.UsageQuery) (graph.Usage, error) {
+	if err := q.Validate(); err != nil {
+		return graph.Usage{}, err
+	}
+	a, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID)
+	if err != nil {
+		return graph.Usage{}, err
+	}
+	if s.Auth.Usage(c.P, a).Effect != access.Allow {
+		return graph.Usage{}, graph.Errorf(graph.ENOTFOUND, "agent not found")
+	}
+	vis := graph.Visible{GroupIDs: []string{c.P.Org.Private(a.ID).GroupID(), c.P.Org.Public(a.ID).GroupID()}, Org: c.P.Org}
+	return s.Mem.Usage(ctx, vis, q)
+}
+
 // manageable loads an agent and checks the caller may change it.
 func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Agent, error) {
 	if err := graph.CheckID("id", id); err != nil {

@@ -205,7 +205,7 @@ SET e.status = 'failed', e.last_error = $reason, e.attempts = coalesce(e.attempt
 		if len(claimed) != 1 || claimed[0].Episode.UUID != id {
 			w.t.Fatalf("the queue of %s served %d memories, not %s first", group, len(claimed), id)
 		}
-		if err := w.db.Release(w.ctx, id, worker, "failed by the matrix test", nil); err != nil {
+		if err := w.db.Release(w.ctx, id, worker, "failed by the matrix test", nil, graph.Cost{}); err != nil {
 			w.t.Fatal(err)
 		}
 	}
@@ -594,7 +594,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			}
 			return names, page.NextCursor, err
 		}), nil
-	case "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect":
+	case "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect", "usage":
 		return w.runAgent(cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
@@ -1204,6 +1204,12 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 		if err == nil && (e.GroupID != "agent-"+agent+"-private" || len(e.DerivedFrom) != 1 || e.DerivedFrom[0] != private) {
 			return fmt.Sprintf("compacted wrongly: into %s from %v", e.GroupID, e.DerivedFrom)
 		}
+	case "usage":
+		var u graph.Usage
+		u, err = w.svc.Usage(w.ctx, c, graph.UsageQuery{AgentID: agent})
+		if err == nil && u.Memories != 1 { // its one private memory
+			return fmt.Sprintf("summed wrongly: %d memories", u.Memories)
+		}
 	case "reflect":
 		var eps []*graph.Episode
 		since := time.Now().Add(-time.Hour)
@@ -1218,6 +1224,9 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 			return got + ", and now the agent exists"
 		}
 		return got
+	}
+	if cell.Operation == "usage" {
+		return got // nothing changes
 	}
 	if cell.Operation == "compact" || cell.Operation == "reflect" {
 		if page, lerr := w.db.ListEpisodes(w.ctx, graph.Visible{GroupIDs: []string{"agent-" + agent + "-private"}}, "",

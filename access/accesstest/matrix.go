@@ -109,7 +109,8 @@ var Operations = []string{"create", "create_fact", "get", "list", "search", "con
 	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
-var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect"}
+var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect",
+	"usage"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
 var TeamOperations = []string{"list_teams", "list_teams_all", "dissolve", "copy_dissolve", "move_into_dissolved"}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/extract/llmtest"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
@@ -312,5 +314,82 @@ func TestImport_RidesOutRestart(t *testing.T) {
 	}
 	if n := count(t, client.New(base, "", requester), agent); n != lines {
 		t.Errorf("%d memories stored, want %d: each once", n, lines)
+	}
+}
+
+// TestImport_WaitsForExtraction: memgate import --wait waits until the memories it
+// stored are extracted, then prints what extracting them cost: with the scripted LLM
+// reporting fixed usage, one chat call of known tokens a memory, and the embedding
+// calls, inputs, tokens and seconds the memories themselves show (read back with
+// export, which carries each memory's cost).
+func TestImport_WaitsForExtraction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	llm := llmtest.New()
+	defer llm.Close()
+	const prompt, completion, perInput = 500, 30, 2
+	llm.ReportUsage(prompt, completion, perInput)
+	mark := suffix()
+	neo4jtest.Forget(t, mark)
+	requester, agent := "importer-"+mark, "imported-"+mark
+	srv, base := startBinary(t, map[string]string{
+		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_LLM_MAX_RETRIES": "0",
+		"MEMGATE_INGEST_POLL": "20ms", "MEMGATE_INGEST_SCOPE": "agent-" + agent,
+	})
+	defer srv.stop(t)
+	c := apiClient{t: t, base: base, requester: requester}
+	if status := c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil); status != http.StatusCreated {
+		t.Fatalf("creating the agent: %d", status)
+	}
+	const lines = 6
+	var file strings.Builder
+	for i := 0; i < lines; i++ {
+		b, _ := json.Marshal(map[string]any{"agent_id": agent, "content": llm.Knows(fmt.Sprintf("Ward%d", i), fmt.Sprintf("Yates%d", i))})
+		fmt.Fprintf(&file, "%s\n", b)
+	}
+	path := filepath.Join(t.TempDir(), "memories.jsonl")
+	if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := command(t, nil, "import", "--url", base, "--requester", requester, "--wait", "1m", path).Output()
+	if err != nil {
+		t.Fatalf("import: %v: %s", err, out)
+	}
+	said := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(said) != 2 {
+		t.Fatalf("import said %q, want the summary and the extraction's totals", out)
+	}
+	var x client.Extraction
+	var seconds float64
+	if _, err := fmt.Sscanf(said[1], "extraction of %d memories: done %d, failed %d, pending %d, gone %d; "+
+		"chat calls %d, prompt tokens %d, completion tokens %d, embedding calls %d, embedding inputs %d, embedding tokens %d, %f s",
+		&x.Memories, &x.Done, &x.Failed, &x.Pending, &x.Gone, &x.Cost.ChatCalls, &x.Cost.PromptTokens, &x.Cost.CompletionTokens,
+		&x.Cost.EmbeddingCalls, &x.Cost.EmbeddingInputs, &x.Cost.EmbeddingTokens, &seconds); err != nil {
+		t.Fatalf("the totals %q: %v", said[1], err)
+	}
+	// What the memories show, summed.
+	var exported strings.Builder
+	if _, _, err := client.Export(context.Background(), client.New(base, "", requester), agent, &exported); err != nil {
+		t.Fatal(err)
+	}
+	var shown client.Cost
+	for _, l := range strings.Split(strings.TrimSpace(exported.String()), "\n") {
+		var m struct{ Memory *client.Stored }
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Memory != nil {
+			shown = shown.Add(m.Memory.Cost)
+		}
+	}
+	want := client.Extraction{Memories: lines, Done: lines, Cost: shown}
+	want.Cost.Seconds, x.Cost.Seconds = 0, 0
+	if x != want || shown.ChatCalls != lines || shown.PromptTokens != lines*prompt || shown.CompletionTokens != lines*completion {
+		t.Errorf("import printed %+v; the memories show %+v, want %d chat calls of %d+%d tokens each", x, want, lines, prompt, completion)
+	}
+	if math.Abs(seconds-shown.Seconds) > 0.001 || seconds <= 0 {
+		t.Errorf("import printed %.3f s; the memories show %.6f s", seconds, shown.Seconds)
 	}
 }

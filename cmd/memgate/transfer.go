@@ -33,6 +33,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	resendEvery := fs.Int("resend-every", 10, "loadtest: send every n-th write twice with the same Idempotency-Key (0: never)")
 	retry := fs.Duration("retry", 30*time.Second, "loadtest and import: how long to send a write again, with its key, after a transport error or a 5xx (0: never)")
 	out := fs.String("out", "", "export: the file to write (default standard output)")
+	wait := fs.Duration("wait", 0, "import: then wait up to this long for the extraction of the memories stored, and print what it cost (0: do not)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -91,7 +92,7 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: memgate import --requester ID [--url URL] [--batch N] [--workers N] FILE")
+		fmt.Fprintln(stderr, "usage: memgate import --requester ID [--url URL] [--batch N] [--workers N] [--wait DURATION] FILE")
 		return 2
 	}
 	path := fs.Arg(0)
@@ -130,6 +131,20 @@ func transfer(cmd string, args []string, stdout, stderr io.Writer) int {
 	if werr := rejects.Close(); werr != nil {
 		fmt.Fprintf(stderr, "memgate import: %v\n", werr)
 		return 1
+	}
+	if *wait > 0 && err == nil {
+		// Extraction runs after the import, in memgate's workers: the run's totals are
+		// what extracting the file's stored memories cost once it ended, or when the
+		// wait ran out (the pending ones' finished attempts included).
+		x, xerr := client.Extracted(ctx, c, sum.IDs, *workers, *wait, time.Second)
+		fmt.Fprintf(stdout, "extraction of %d memories: done %d, failed %d, pending %d, gone %d; "+
+			"chat calls %d, prompt tokens %d, completion tokens %d, embedding calls %d, embedding inputs %d, embedding tokens %d, %.3f s\n",
+			x.Memories, x.Done, x.Failed, x.Pending, x.Gone, x.Cost.ChatCalls, x.Cost.PromptTokens, x.Cost.CompletionTokens,
+			x.Cost.EmbeddingCalls, x.Cost.EmbeddingInputs, x.Cost.EmbeddingTokens, x.Cost.Seconds)
+		if xerr != nil {
+			fmt.Fprintf(stderr, "memgate import: reading the extraction: %v\n", xerr)
+			return 1
+		}
 	}
 	switch {
 	case errors.Is(err, client.ErrUnreadable):

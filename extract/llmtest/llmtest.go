@@ -46,6 +46,9 @@ type Server struct {
 	runaway  int    // answers still to cut off at max_tokens
 	runOn    runOn
 	requests []Request
+	usage    *usage // fixed usage every call reports; nil: sizes as below
+	failEmb  int    // embedding calls still to fail with a 500
+	embReqs  []EmbeddingRequest
 
 	ChatCalls      atomic.Int64
 	EmbeddingCalls atomic.Int64
@@ -110,6 +113,43 @@ func (s *Server) AnswerRaw(key, content string) {
 	s.fixtures = append(s.fixtures, fixture{key: key, answer: content})
 }
 
+// usage is what ReportUsage makes every call report.
+type usage struct{ prompt, completion, perInput int }
+
+// ReportUsage makes every chat call report prompt and completion tokens (in the final
+// usage chunk of a streamed answer, when asked for; in the answer's usage otherwise),
+// and every embedding call perInput tokens for each text it was sent: numbers a test
+// can predict. By default a chat call reports a token per 4 bytes of its prompt's
+// current episode and per chunk (or 4 bytes) of its answer, an embedding call one.
+func (s *Server) ReportUsage(prompt, completion, perInput int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage = &usage{prompt, completion, perInput}
+}
+
+// FailEmbeddings makes the next n embedding calls fail with a 500, after their input
+// was read.
+func (s *Server) FailEmbeddings(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failEmb = n
+}
+
+// EmbeddingRequest is one embedding call: the texts it sent, the tokens its answer
+// reported (none for a failed call), and whether it failed.
+type EmbeddingRequest struct {
+	Inputs int
+	Tokens int
+	Failed bool
+}
+
+// EmbeddingRequests returns the embedding calls so far.
+func (s *Server) EmbeddingRequests() []EmbeddingRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]EmbeddingRequest(nil), s.embReqs...)
+}
+
 // Request is what one chat call asked for, and for a streamed answer how it went.
 type Request struct {
 	Mode        string // json_schema, json_object, tools or prompt (no format asked for)
@@ -121,6 +161,10 @@ type Request struct {
 	Chunks      int  // chunks of answer text sent (a token each), when streamed
 	// Disconnected: the client went away before the streamed answer's end.
 	Disconnected bool
+	// Usage: the answer reported PromptTokens and CompletionTokens (a streamed one in
+	// its final chunk, which a client that went away first never read).
+	Usage                          bool
+	PromptTokens, CompletionTokens int
 }
 
 // Requests returns the chat calls so far.
@@ -282,7 +326,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	hang, delay := s.hang, s.delay
+	hang, delay, fixed := s.hang, s.delay, s.usage
 	s.mu.Unlock()
 	time.Sleep(delay)
 
@@ -321,10 +365,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	tokens := pieces(content)
 	if req.Stream {
-		sent, gone := s.stream(w, r, asked.Mode, tokens, on.tail, limit, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
-			len(prompt)/4)
+		report := func(sent int) (int, int) {
+			if fixed != nil {
+				return fixed.prompt, fixed.completion
+			}
+			return len(prompt) / 4, sent
+		}
+		withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		sent, gone, reported := s.stream(w, r, asked.Mode, tokens, on.tail, limit, finish, withUsage, report)
 		s.mu.Lock()
 		s.requests[record].Chunks, s.requests[record].Disconnected = sent, gone
+		if reported {
+			s.requests[record].Usage = true
+			s.requests[record].PromptTokens, s.requests[record].CompletionTokens = report(sent)
+		}
 		s.mu.Unlock()
 		return
 	}
@@ -337,11 +391,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 			"id": "call-1", "type": "function", "function": map[string]any{"name": "answer", "arguments": content}}}}
 	}
+	promptTokens, completionTokens := len(prompt)/4, len(content)/4
+	if fixed != nil {
+		promptTokens, completionTokens = fixed.prompt, fixed.completion
+	}
+	s.mu.Lock()
+	s.requests[record].Usage = true
+	s.requests[record].PromptTokens, s.requests[record].CompletionTokens = promptTokens, completionTokens
+	s.mu.Unlock()
 	writeJSON(w, map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
-		"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(content) / 4,
-			"total_tokens": (len(prompt) + len(content)) / 4},
+		"usage": map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens,
+			"total_tokens": promptTokens + completionTokens},
 	})
 }
 
@@ -349,10 +411,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // with the role (and in tools mode the call), a chunk per token of the text (the
 // call's arguments in tools mode), then tail over and over, slowly, when the answer
 // runs on, until limit chunks; a last chunk with the finish reason, the usage when
-// asked for, and [DONE]. It returns the chunks of text sent and whether the client
-// went away before the end.
+// asked for (report's numbers for the chunks sent), and [DONE]. It returns the chunks
+// of text sent, whether the client went away before the end, and whether the usage
+// chunk was sent.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, mode string, tokens []string, tail string, limit int,
-	finish string, usage bool, promptTokens int) (int, bool) {
+	finish string, usage bool, report func(sent int) (int, int)) (int, bool, bool) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	send := func(choices []any, use any) bool {
@@ -388,23 +451,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, mode string, tok
 		return []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}
 	}
 	if !send(choice(delta("", true), nil), nil) {
-		return 0, true
+		return 0, true, false
 	}
 	sent := 0
 	for _, t := range tokens { // whole, whatever max_tokens, as the server answers when not streaming
 		if !send(choice(delta(t, false), nil), nil) {
-			return sent, true
+			return sent, true, false
 		}
 		sent++
 	}
 	for tail != "" && sent < limit {
 		select {
 		case <-r.Context().Done():
-			return sent, true
+			return sent, true, false
 		case <-time.After(pace):
 		}
 		if !send(choice(delta(tail, false), nil), nil) {
-			return sent, true
+			return sent, true, false
 		}
 		sent++
 		finish = "length"
@@ -413,15 +476,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, mode string, tok
 		finish = "tool_calls"
 	}
 	if !send(choice(map[string]any{}, finish), nil) {
-		return sent, true
+		return sent, true, false
 	}
-	if usage && !send([]any{}, map[string]any{"prompt_tokens": promptTokens, "completion_tokens": sent, "total_tokens": promptTokens + sent}) {
-		return sent, true
+	if usage {
+		prompt, completion := report(sent)
+		if !send([]any{}, map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}) {
+			return sent, true, false
+		}
 	}
 	if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err != nil {
-		return sent, true
+		return sent, true, usage
 	}
-	return sent, false
+	return sent, false, usage
 }
 
 // pieces cuts text into tokens of about four bytes, between characters; a long text
@@ -466,20 +532,46 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	switch s.fault() {
-	case Fault429:
-		http.Error(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`, http.StatusTooManyRequests)
-		return
-	case Fault500, FaultEmpty, FaultMalformed, FaultTimeout:
+	s.mu.Lock()
+	fail, tokens := s.failEmb > 0, 1
+	if fail {
+		s.failEmb--
+	}
+	if s.usage != nil {
+		tokens = s.usage.perInput * len(req.Input)
+	}
+	s.mu.Unlock()
+	record := func(failed bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		r := EmbeddingRequest{Inputs: len(req.Input), Tokens: tokens, Failed: failed}
+		if failed {
+			r.Tokens = 0
+		}
+		s.embReqs = append(s.embReqs, r)
+	}
+	if fail {
+		record(true)
 		http.Error(w, `{"error":{"message":"boom","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
+	switch s.fault() {
+	case Fault429:
+		record(true)
+		http.Error(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`, http.StatusTooManyRequests)
+		return
+	case Fault500, FaultEmpty, FaultMalformed, FaultTimeout:
+		record(true)
+		http.Error(w, `{"error":{"message":"boom","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	}
+	record(false)
 	data := make([]any, len(req.Input))
 	for i, text := range req.Input {
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Vector(text, req.Dimensions)}
 	}
 	writeJSON(w, map[string]any{"object": "list", "data": data, "model": "scripted",
-		"usage": map[string]any{"prompt_tokens": 1, "total_tokens": 1}})
+		"usage": map[string]any{"prompt_tokens": tokens, "total_tokens": tokens}})
 }
 
 // Vector is the deterministic unit vector the server answers for text.

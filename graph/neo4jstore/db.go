@@ -81,7 +81,7 @@ var queryNames = []string{
 	"share_lapsed", "share_lapse", "share_use_audit",
 	"team_create", "team_get", "team_list", "team_member_set", "team_member_remove", "team_memories", "team_lock", "team_dissolve",
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
-	"episode_requeue", "queue_depth", "entity_neighbourhood",
+	"episode_requeue", "queue_depth", "entity_neighbourhood", "episode_usage",
 	"graph_save", "entity_summary_sources", "entity_summary_set", "episode_context_users", "episode_requeue_context_users",
 	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "fact_list", "entity_list",

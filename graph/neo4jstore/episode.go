@@ -112,7 +112,46 @@ func versionProps(e *graph.Episode, replacedAt time.Time, replacedBy string) map
 	}
 	p["episode_uuid"], p["group_id"] = e.UUID, e.GroupID
 	p["replaced_at"], p["replaced_by"] = replacedAt.UTC(), replacedBy
+	for k, v := range costProps(e.Cost) { // what the memory had cost when it was replaced
+		if k != "attempt" {
+			p["cost_"+k] = v
+		}
+	}
 	return p
+}
+
+// costProps is a cost as the queries take it (the $cost of episode_release, a write's
+// cost in graph_save; see _cost_add), and, prefixed with cost_, as an :Episodic or
+// :MemoryVersion node holds it.
+func costProps(c graph.Cost) map[string]any {
+	return map[string]any{
+		"attempt": c.Attempt, "chat_calls": c.ChatCalls, "prompt_tokens": c.PromptTokens, "completion_tokens": c.CompletionTokens,
+		"embedding_calls": c.EmbeddingCalls, "embedding_inputs": c.EmbeddingInputs, "embedding_tokens": c.EmbeddingTokens,
+		"seconds": c.Seconds,
+	}
+}
+
+// costOf reads a cost from props, each key prefixed with prefix (cost_ on a node, none
+// in episode_usage's row); a missing one is 0.
+func costOf(props map[string]any, prefix string) graph.Cost {
+	return graph.Cost{
+		ChatCalls: num(props[prefix+"chat_calls"]), PromptTokens: num(props[prefix+"prompt_tokens"]),
+		CompletionTokens: num(props[prefix+"completion_tokens"]), EmbeddingCalls: num(props[prefix+"embedding_calls"]),
+		EmbeddingInputs: num(props[prefix+"embedding_inputs"]), EmbeddingTokens: num(props[prefix+"embedding_tokens"]),
+		Seconds: floatOf(props[prefix+"seconds"]),
+	}
+}
+
+// floatOf reads a number Neo4j returns as a float or, for a whole one (a sum of no
+// rows), an integer.
+func floatOf(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
 }
 
 // terms is text's words as the exact search plans match them (content_terms,
@@ -135,6 +174,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
 		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false, FactIDs: strList(p["entity_edges"]),
+		Cost: costOf(p, "cost_"),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.

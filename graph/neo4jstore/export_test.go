@@ -97,7 +97,8 @@ const ExactSearchMax = exactSearchMax
 func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts []*graph.Fact) error {
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		return db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities),
-			"mentions": []any{}, "facts": factRows(facts), "conflicts": []any{}, "episodes": []any{}, "now": time.Now().UTC()})
+			"mentions": []any{}, "facts": factRows(facts), "conflicts": []any{}, "episodes": []any{}, "charged": []any{},
+			"now": time.Now().UTC()})
 	})
 	return err
 }

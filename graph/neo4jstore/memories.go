@@ -534,3 +534,19 @@ func intervalRow(f *graph.Fact) map[string]any {
 	return map[string]any{"valid_at": optTime(f.ValidAt), "invalid_at": optTime(f.InvalidAt), "expired_at": optTime(f.ExpiredAt),
 		"valid_at_assumed": f.StartAssumed, "overruled_valid_at": optTime(f.OverruledStart)}
 }
+
+func (db *DB) Usage(ctx context.Context, vis graph.Visible, q graph.UsageQuery) (graph.Usage, error) {
+	if err := enumerated(vis); err != nil {
+		return graph.Usage{}, err
+	}
+	params := visParams(vis, map[string]any{"created_after": optTime(q.Since), "created_before": optTime(q.Until)})
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_usage", params)
+	if err != nil {
+		return graph.Usage{}, err
+	}
+	if len(records) == 0 {
+		return graph.Usage{}, nil
+	}
+	row := records[0].AsMap()
+	return graph.Usage{Memories: int(num(row["memories"])), Cost: costOf(row, "")}, nil
+}

@@ -51,13 +51,13 @@ func (db *DB) Renew(ctx context.Context, id, worker string, lease time.Duration)
 	return nil
 }
 
-func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *time.Time) error {
+func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *time.Time, cost graph.Cost) error {
 	var retry any
 	if retryAt != nil {
 		retry = retryAt.UTC()
 	}
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_release", map[string]any{
-		"uuid": id, "worker": worker, "reason": reason, "retry_at": retry,
+		"uuid": id, "worker": worker, "reason": reason, "retry_at": retry, "cost": costProps(cost),
 	})
 	if err != nil {
 		return err
@@ -68,8 +68,9 @@ func (db *DB) Release(ctx context.Context, id, worker, reason string, retryAt *t
 	return nil
 }
 
-func (db *DB) Return(ctx context.Context, id, worker string) error {
-	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_return", map[string]any{"uuid": id, "worker": worker})
+func (db *DB) Return(ctx context.Context, id, worker string, cost graph.Cost) error {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_return", map[string]any{"uuid": id, "worker": worker,
+		"cost": costProps(cost)})
 	if err != nil {
 		return err
 	}
@@ -98,11 +99,12 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 		var entities []*graph.EntityNode
 		var facts []*graph.Fact
 		var conflicts []*graph.Conflict
-		mentions, done := []map[string]any{}, []map[string]any{}
+		mentions, done, charged := []map[string]any{}, []map[string]any{}, []map[string]any{}
 		for i, w := range ws {
 			results[i] = nil
 			if !held[w.Episode.UUID] {
 				results[i] = errLeaseLost
+				charged = append(charged, map[string]any{"uuid": w.Episode.UUID, "cost": costProps(w.Cost)})
 				continue
 			}
 			entities = append(entities, w.Entities...)
@@ -115,13 +117,14 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			for j, f := range w.Facts {
 				edges[j] = f.UUID
 			}
-			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges, "context": nonNil(w.Context)})
+			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges, "context": nonNil(w.Context),
+				"cost": costProps(w.Cost)})
 		}
-		if len(done) == 0 {
+		if len(done) == 0 && len(charged) == 0 {
 			return nil, nil
 		}
 		_, err = db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities), "mentions": mentions,
-			"facts": factRows(facts), "conflicts": conflictRows(conflicts), "episodes": done, "now": now})
+			"facts": factRows(facts), "conflicts": conflictRows(conflicts), "episodes": done, "charged": charged, "now": now})
 		return nil, err
 	})
 	if err != nil {
