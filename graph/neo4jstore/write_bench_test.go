@@ -43,7 +43,7 @@ func BenchmarkWrites(b *testing.B) {
 	}
 	ring, _ := access.NewKeyring(nil, nil)
 	srv := httptest.NewServer(handlers.New(handlers.Deps{
-		Log: neo4jtest.Logger(b), Keys: ring, Ready: db, BodyLimit: "1M", HandlerTimeout: 30 * time.Second,
+		Log: neo4jtest.Logger(b), Keys: ring, Ready: db, Consistency: db, BodyLimit: "1M", HandlerTimeout: 30 * time.Second,
 		Service: &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db,
 			Audit: db, Log: neo4jtest.Logger(b), Now: time.Now,
 			Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 256 << 10,
