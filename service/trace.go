@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/memgate/memgate/graph"
+)
+
+// Every use case is a span ("service.Add"), a child of the request's; its queries and
+// model calls are its children. A span holds the request id and the host key's name,
+// and on failure graph's error code: never an id of a requester or agent (an erasure
+// could not reach a trace store), nor a memory's text.
+
+var noTracer = noop.NewTracerProvider().Tracer("")
+
+// span starts use case name's span for c. end ends it, with the error *errp holds
+// (errp may be nil).
+func (s *Service) span(ctx context.Context, name string, c Call) (context.Context, func(errp *error)) {
+	tracer := noTracer
+	if s.Tracer != nil {
+		tracer = s.Tracer.Tracer("github.com/memgate/memgate/service")
+	}
+	ctx, span := tracer.Start(ctx, "service."+name)
+	if !span.IsRecording() {
+		return ctx, func(*error) {}
+	}
+	span.SetAttributes(attribute.String("memgate.request_id", c.RequestID))
+	if c.P.Host.Name != "" {
+		span.SetAttributes(attribute.String("memgate.host", c.P.Host.Name))
+	}
+	return ctx, func(errp *error) {
+		if errp != nil && *errp != nil {
+			code := graph.ErrorCode(*errp)
+			span.SetAttributes(attribute.String("error.type", code))
+			span.SetStatus(codes.Error, code)
+		}
+		span.End()
+	}
+}
+
+// traceParent is the W3C traceparent of ctx's span, "" when there is none: what a
+// memory queued for extraction keeps, so its ingestion links to this request.
+func traceParent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return carrier.Get("traceparent")
+}
