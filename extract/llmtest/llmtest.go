@@ -46,6 +46,7 @@ type Server struct {
 	runaway  int    // answers still to cut off at max_tokens
 	runOn    runOn
 	requests []Request
+	traces   []string // the traceparent header of every call, chat and embeddings
 
 	ChatCalls      atomic.Int64
 	EmbeddingCalls atomic.Int64
@@ -212,8 +213,23 @@ func (s *Server) fault() Fault {
 	return faults[int(n)%len(faults)]
 }
 
+// TraceParents returns the W3C traceparent header of every call so far, chat and
+// embeddings, in the order they came ("" for a call without one).
+func (s *Server) TraceParents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.traces...)
+}
+
+func (s *Server) traced(r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.traces = append(s.traces, r.Header.Get("traceparent"))
+}
+
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.ChatCalls.Add(1)
+	s.traced(r)
 	var req struct {
 		Messages      []struct{ Role, Content string } `json:"messages"`
 		MaxTokens     int                              `json:"max_tokens"`
@@ -458,6 +474,7 @@ func refuseFormat(w http.ResponseWriter, accepts, asked string) {
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.EmbeddingCalls.Add(1)
+	s.traced(r)
 	var req struct {
 		Input      []string `json:"input"`
 		Dimensions int      `json:"dimensions"`
