@@ -95,6 +95,23 @@ func TestTracing_AddAndSearch(t *testing.T) {
 		t.Fatalf("search: %d, %+v; want the fact", status, found)
 	}
 
+	// An MCP tool call.
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_memory","arguments":{"id":%q}}}`, added.ID)
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("X-Requester-Id", "alice")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer bytes.Buffer
+	_, _ = answer.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(answer.String(), added.ID) || strings.Contains(answer.String(), `"isError":true`) {
+		t.Fatalf("MCP get_memory: %d %s", resp.StatusCode, answer.String())
+	}
+
 	// The ingestion's span ends after the memory reads done; wait for it.
 	var spans tracetest.SpanStubs
 	deadline := time.Now().Add(10 * time.Second)
@@ -157,6 +174,13 @@ func TestTracing_AddAndSearch(t *testing.T) {
 	if len(queries) == 0 {
 		t.Errorf("no query span under service.Search; spans:\n%s", tree(spans))
 	}
+
+	// The MCP call: request → tool call → use case → query.
+	tool := mustFind("tools/call get_memory", ptr(mustFind("POST /mcp", nil)))
+	if attr(tool, "gen_ai.tool.name") != "get_memory" || attr(tool, "mcp.method.name") != "tools/call" {
+		t.Errorf("the tool call's attributes: %v", tool.Attributes)
+	}
+	mustFind("episode_get", ptr(mustFind("service.Get", &tool)))
 
 	// The ingestion: a trace of its own, linked to the add's use case.
 	ingest := mustFind("ingest episode", nil)
