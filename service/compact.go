@@ -50,7 +50,7 @@ const (
 // byte-level BPE tokenizer.
 func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Compact", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ type ReflectQuery struct {
 // team or the global space gets a reflection by promotion.
 func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Reflect", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 		return nil, err
 	}

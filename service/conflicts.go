@@ -14,7 +14,7 @@ import (
 // does not exist answers ENOTFOUND.
 func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (_ graph.ConflictPage, err error) {
 	ctx, end := s.span(ctx, "ListConflicts", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.ConflictPage{}, err
 	}
@@ -27,7 +27,7 @@ func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, pag
 // ECONFLICT when it is resolved already.
 func (s *Service) ResolveConflict(ctx context.Context, c Call, id, keep string) (_ *graph.ConflictHit, err error) {
 	ctx, end := s.span(ctx, "ResolveConflict", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "conflict not found")
 	}

@@ -65,7 +65,7 @@ func toolOutput(role string) bool { return role == "tool" || role == "function" 
 // ranking, and its text is never more than MaxTokens tokens.
 func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnContext, err error) {
 	ctx, end := s.span(ctx, "Context", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if q.MaxTokens == 0 {
 		q.MaxTokens = DefaultContextTokens
 	}

@@ -41,7 +41,7 @@ const maxFactBytes = 1000
 // it), or nil when the pipeline has not added it within wait, with the memory.
 func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string, wait time.Duration) (_ *graph.FactHit, _ Added, err error) {
 	ctx, end := s.span(ctx, "AddFact", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	x, err := checkFact(&f)
 	if err != nil {
 		return nil, Added{}, err

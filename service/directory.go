@@ -13,7 +13,7 @@ import (
 // names one. ECONFLICT if the id exists.
 func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (_ *graph.Agent, err error) {
 	ctx, end := s.span(ctx, "CreateAgent", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ type AgentView struct {
 // (its public space is readable by all).
 func (s *Service) GetAgent(ctx context.Context, c Call, id string) (_ AgentView, err error) {
 	ctx, end := s.span(ctx, "GetAgent", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return AgentView{}, err
 	}
@@ -88,7 +88,7 @@ func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Age
 // old owner end.
 func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) (err error) {
 	ctx, end := s.span(ctx, "TransferOwner", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("owner_id", owner); err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) (
 // DeleteAgent erases the agent and both of its spaces.
 func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (_ int, err error) {
 	ctx, end := s.span(ctx, "DeleteAgent", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	a, err := s.manageable(ctx, c, id)
 	if err != nil {
 		return 0, err
@@ -116,7 +116,7 @@ func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (_ int, er
 // the owner may. A grant with expiresAt stops working from then on.
 func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool, expiresAt *time.Time) (err error) {
 	ctx, end := s.span(ctx, "Share", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent", agent); err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 // owner meanwhile. Audited as delegate_granted or delegate_revoked.
 func (s *Service) Delegate(ctx context.Context, c Call, agent, principal string, role graph.Role, expiresAt *time.Time) (err error) {
 	ctx, end := s.span(ctx, "Delegate", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent", agent); err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *Service) admin(ctx context.Context, c Call, subject string) error {
 // owner may dissolve it.
 func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) (err error) {
 	ctx, end := s.span(ctx, "CreateTeam", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("name", name); err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) (e
 // else.
 func (s *Service) GetTeam(ctx context.Context, c Call, name string) (_ *graph.Team, err error) {
 	ctx, end := s.span(ctx, "GetTeam", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("team", name); err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (s *Service) GetTeam(ctx context.Context, c Call, name string) (_ *graph.Te
 // that may not dissolve it.
 func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun bool) (_ graph.Dissolution, err error) {
 	ctx, end := s.span(ctx, "DissolveTeam", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	t, err := s.GetTeam(ctx, c, name)
 	if err != nil {
 		return graph.Dissolution{}, err
@@ -287,7 +287,7 @@ func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun 
 // SetMember adds a member with a role, changes its role, or (role "") removes it.
 func (s *Service) SetMember(ctx context.Context, c Call, team, principal string, role graph.Role) (err error) {
 	ctx, end := s.span(ctx, "SetMember", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("team", team); err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (s *Service) SetMember(ctx context.Context, c Call, team, principal string,
 // SetPromoter grants or revokes the promoter role (admin hosts).
 func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, promoter bool) (err error) {
 	ctx, end := s.span(ctx, "SetPromoter", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("principal", principal); err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, pro
 // ListAudit lists the audit events of the requester's organization (admin hosts).
 func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) (_ []*graph.AuditEvent, _ string, err error) {
 	ctx, end := s.span(ctx, "ListAudit", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := s.admin(ctx, c, "audit"); err != nil {
 		return nil, "", err
 	}

@@ -27,7 +27,7 @@ type RequesterErasure struct {
 // ENOTFOUND when there is nothing of id.
 func (s *Service) EraseRequester(ctx context.Context, c Call, id string, dryRun bool) (_ RequesterErasure, err error) {
 	ctx, end := s.span(ctx, "EraseRequester", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return RequesterErasure{}, err
 	}

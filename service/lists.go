@@ -36,7 +36,7 @@ type AgentPage struct {
 // admin hosts: from any other they are an audited EFORBIDDEN.
 func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (_ AgentPage, err error) {
 	ctx, end := s.span(ctx, "ListAgents", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	limit, err := s.pageSize(q.Page.Limit)
 	if err != nil {
 		return AgentPage{}, err
@@ -68,7 +68,7 @@ func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (_ AgentP
 // other host an audited EFORBIDDEN).
 func (s *Service) ListTeams(ctx context.Context, c Call, all bool, page graph.PageRequest) (_ graph.TeamPage, err error) {
 	ctx, end := s.span(ctx, "ListTeams", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	limit, err := s.pageSize(page.Limit)
 	if err != nil {
 		return graph.TeamPage{}, err
@@ -99,7 +99,7 @@ type EntityList struct {
 // one whose spaces the caller cannot read lists what it sees of it (its public space).
 func (s *Service) ListEntities(ctx context.Context, c Call, q EntityList) (_ graph.EntityPage, err error) {
 	ctx, end := s.span(ctx, "ListEntities", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if q.Type != "" && !typeName.MatchString(q.Type) {
 		return graph.EntityPage{}, graph.Errorf(graph.EINVALID, "type: %q is not a valid name (%s)", q.Type, typeName)
 	}

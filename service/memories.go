@@ -417,7 +417,7 @@ func requestHash(m *NewMemory) string {
 // Get returns a memory the caller can see; ENOTFOUND otherwise.
 func (s *Service) Get(ctx context.Context, c Call, id string) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Get", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -474,7 +474,7 @@ type ListQuery struct {
 // outside the caller's visible set answers ENOTFOUND, as if it did not exist.
 func (s *Service) List(ctx context.Context, c Call, q ListQuery) (_ graph.EpisodePage, err error) {
 	ctx, end := s.span(ctx, "List", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	page, err := s.list(ctx, c, q)
 	if err != nil {
 		return graph.EpisodePage{}, err
@@ -543,7 +543,7 @@ func (s *Service) agentView(c Call, agent string) graph.Visible {
 // see it; an audited EFORBIDDEN when it can see but not change it.
 func (s *Service) Delete(ctx context.Context, c Call, id string) (err error) {
 	ctx, end := s.span(ctx, "Delete", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return err
 	}
@@ -560,7 +560,7 @@ func (s *Service) Delete(ctx context.Context, c Call, id string) (err error) {
 // with provenance; the copy is queued for extraction in its new space.
 func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Promote", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -610,7 +610,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *gr
 // has not failed.
 func (s *Service) Retry(ctx context.Context, c Call, id string) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Retry", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ var (
 // outside the visible set is audited as crafted_query; the search still runs.
 func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (_ *SearchResult, err error) {
 	ctx, end := s.span(ctx, "Search", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	include, limit, err := s.checkSearch(&q)
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (s *Service) optional(err error) error {
 // cannot read answers ENOTFOUND.
 func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (_ graph.FactPage, err error) {
 	ctx, end := s.span(ctx, "ListFacts", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.FactPage{}, err
 	}
@@ -284,7 +284,7 @@ func (s *Service) agentListing(ctx context.Context, c Call, agentID string, page
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
 func (s *Service) GetFact(ctx context.Context, c Call, id string) (_ *graph.FactHit, err error) {
 	ctx, end := s.span(ctx, "GetFact", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "fact not found")
 	}
@@ -294,7 +294,7 @@ func (s *Service) GetFact(ctx context.Context, c Call, id string) (_ *graph.Fact
 // GetEntity reads one entity; ENOTFOUND when the caller cannot see it.
 func (s *Service) GetEntity(ctx context.Context, c Call, id string) (_ *graph.EntityNode, err error) {
 	ctx, end := s.span(ctx, "GetEntity", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "entity not found")
 	}

@@ -87,7 +87,7 @@ type Call struct {
 // (EUNAVAILABLE), never lets it through.
 func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester string, asserted map[string]graph.Role, requestID string) (_ Call, err error) {
 	ctx, end := s.span(ctx, "Resolve", Call{RequestID: requestID})
-	defer end(&err)
+	defer func() { end(err) }()
 	if requester == "" {
 		requester = host.Subject // a JWT names its requester
 	}

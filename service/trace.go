@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memgate/memgate/graph"
 )
@@ -17,32 +16,31 @@ import (
 // and on failure graph's error code: never an id of a requester or agent (an erasure
 // could not reach a trace store), nor a memory's text.
 
-var noTracer = noop.NewTracerProvider().Tracer("")
-
-// span starts use case name's span for c. end ends it, with the error *errp holds
-// (errp may be nil).
-func (s *Service) span(ctx context.Context, name string, c Call) (context.Context, func(errp *error)) {
-	tracer := noTracer
-	if s.Tracer != nil {
-		tracer = s.Tracer.Tracer("github.com/memgate/memgate/service")
+// span starts use case name's span for c. end ends it, with err (nil: the use case
+// succeeded). With tracing off it does nothing at all.
+func (s *Service) span(ctx context.Context, name string, c Call) (context.Context, func(err error)) {
+	if s.Tracer == nil {
+		return ctx, noEnd
 	}
-	ctx, span := tracer.Start(ctx, "service."+name)
+	ctx, span := s.Tracer.Tracer("github.com/memgate/memgate/service").Start(ctx, "service."+name)
 	if !span.IsRecording() {
-		return ctx, func(*error) {}
+		return ctx, noEnd
 	}
 	span.SetAttributes(attribute.String("memgate.request_id", c.RequestID))
 	if c.P.Host.Name != "" {
 		span.SetAttributes(attribute.String("memgate.host", c.P.Host.Name))
 	}
-	return ctx, func(errp *error) {
-		if errp != nil && *errp != nil {
-			code := graph.ErrorCode(*errp)
+	return ctx, func(err error) {
+		if err != nil {
+			code := graph.ErrorCode(err)
 			span.SetAttributes(attribute.String("error.type", code))
 			span.SetStatus(codes.Error, code)
 		}
 		span.End()
 	}
 }
+
+func noEnd(error) {}
 
 // traceParent is the W3C traceparent of ctx's span, "" when there is none: what a
 // memory queued for extraction keeps, so its ingestion links to this request.

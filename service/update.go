@@ -33,7 +33,7 @@ var patchable = []string{"messages", "tags", "priority", "confidence", "expires_
 // not make the change; EPRECONDITION when IfMatch is not the current version.
 func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Update", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func memoryOf(e *graph.Episode) NewMemory {
 // to those who may change the memory (and to whoever it was).
 func (s *Service) Versions(ctx context.Context, c Call, id string, page graph.PageRequest) (_ *graph.Episode, _ graph.VersionPage, err error) {
 	ctx, end := s.span(ctx, "Versions", c)
-	defer end(&err)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, graph.VersionPage{}, err
 	}
