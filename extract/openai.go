@@ -237,6 +237,7 @@ func (o *OpenAI) structured(ctx context.Context, system, user, name string, sche
 		err := o.retry(ctx, "chat", func(ctx context.Context) error {
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
 				span.SetAttributes(attribute.String("memgate.llm.task", name), attribute.String("memgate.llm.structured_output", mode),
+					//lint:ignore SA1019 max_tokens is what memgate sends (chatRequest says why)
 					attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
 			}
 			got, err := o.stream(ctx, req, mode)

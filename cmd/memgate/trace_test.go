@@ -328,7 +328,7 @@ func ptr(s tracetest.SpanStub) *tracetest.SpanStub { return &s }
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
@@ -339,17 +339,17 @@ func attr(s tracetest.SpanStub, key string) string {
 func spanTexts(s tracetest.SpanStub) []string {
 	out := []string{s.Name, s.Status.Description}
 	for _, kv := range s.Attributes {
-		out = append(out, kv.Value.Emit())
+		out = append(out, kv.Value.String())
 	}
 	for _, e := range s.Events {
 		out = append(out, e.Name)
 		for _, kv := range e.Attributes {
-			out = append(out, kv.Value.Emit())
+			out = append(out, kv.Value.String())
 		}
 	}
 	for _, l := range s.Links {
 		for _, kv := range l.Attributes {
-			out = append(out, kv.Value.Emit())
+			out = append(out, kv.Value.String())
 		}
 	}
 	return out
