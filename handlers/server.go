@@ -86,7 +86,7 @@ func New(d Deps) *echo.Echo {
 	}))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			d.Log.Error("panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
+			d.Log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
 			return err
 		},
 	}))

@@ -15,12 +15,16 @@ import (
 // W3C traceparent. Everything the request does runs in its context: the use case, its
 // queries, its model calls, the log lines. A span holds the method, the route pattern,
 // the status and the request id: never the path (it holds ids), the query string or a
-// body.
+// body. Probes and metric scrapes are not traced.
 func tracing(tp trace.TracerProvider) echo.MiddlewareFunc {
+	untraced := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true} // probes and scrapes, every few seconds
 	tracer := tp.Tracer("github.com/memgate/memgate/handlers")
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
+			if untraced[c.Path()] {
+				return next(c)
+			}
 			ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 			route := c.Path()
 			name := r.Method

@@ -136,7 +136,7 @@ func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]b
 	v, err := s.Embedder.Embed(ctx, []string{q.Query})
 	switch {
 	case err != nil || len(v) != 1:
-		s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
+		s.Log.WarnContext(ctx, "search runs without vectors: the query could not be embedded", "err", err)
 	case graph.Cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
 		return v[0]
 	}
