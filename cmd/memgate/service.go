@@ -174,8 +174,14 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close(ctx))
 	}
-	if m.tracing != nil { // the last spans go out
-		errs = append(errs, m.tracing.Shutdown(ctx))
+	if m.tracing != nil {
+		// The last spans go out, within a few seconds: a collector that is away costs
+		// them (and a warning), never the shutdown's time or its exit code.
+		flushCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := m.tracing.Shutdown(flushCtx); err != nil {
+			m.Log.Warn("flushing the last spans", "error", err.Error())
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }
