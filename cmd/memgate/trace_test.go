@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +383,54 @@ func tree(spans tracetest.SpanStubs) string {
 		}
 	}
 	return b.String()
+}
+
+// TestTracing_ExportsOTLP runs the binary with only OTEL_EXPORTER_OTLP_ENDPOINT set,
+// towards a collector in the test: its spans arrive there by OTLP over HTTP (protobuf),
+// with the request's route and the caller's trace id, and SIGTERM still exits 0.
+func TestTracing_ExportsOTLP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	t.Parallel()
+	var mu sync.Mutex
+	var received [][]byte
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/v1/traces" && r.Header.Get("Content-Type") == "application/x-protobuf" {
+			mu.Lock()
+			received = append(received, body)
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	p, base := startBinary(t, map[string]string{"MEMGATE_INGEST_WORKERS": "0", "MEMGATE_MEMORY_EXPIRY_SWEEP": "0s",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "memgate-traced"})
+	req, _ := http.NewRequest("GET", base+"/v1/whoami", nil)
+	req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	traceID, _ := hex.DecodeString(callerTrace)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		all := bytes.Join(received, nil)
+		mu.Unlock()
+		if bytes.Contains(all, []byte("GET /v1/whoami")) && bytes.Contains(all, traceID) && bytes.Contains(all, []byte("memgate-traced")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the collector got no span of GET /v1/whoami in trace %s named memgate-traced (%d exports)", callerTrace, len(received))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.stop(t) // exits 0
+	if !strings.Contains(p.stderr.String(), `"msg":"tracing on"`) {
+		t.Errorf("memgate did not log that tracing is on:\n%s", p.stderr.String())
+	}
 }
