@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memgate/memgate/graph"
 )
@@ -38,6 +40,8 @@ type OpenAIOptions struct {
 	MaxTokens        int // per chat call; 0: 2048
 	Metrics          *Metrics
 	Log              *slog.Logger
+	// Tracer makes a span of every attempt of a call (trace.go); nil: tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // Structured-output modes (llm.structured_output): how a chat call asks for JSON.
@@ -56,6 +60,7 @@ var OutputModes = []string{OutputJSONSchema, OutputJSONObject, OutputTools, Outp
 type OpenAI struct {
 	opts   OpenAIOptions
 	client *openai.Client
+	tracer trace.Tracer
 	slots  chan struct{}
 	types  []EntityType
 	schema json.RawMessage
@@ -79,7 +84,7 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 		opts.MaxTokens = 2048
 	}
 	o := &OpenAI{opts: opts, client: openai.NewClientWithConfig(cfg), slots: make(chan struct{}, max(opts.MaxConcurrency, 1)),
-		types: types, schema: extractionSchema(types), mode: opts.StructuredOutput}
+		types: types, schema: extractionSchema(types), mode: opts.StructuredOutput, tracer: tracerOf(opts.Tracer)}
 	if o.mode == "" || o.mode == OutputAuto {
 		o.mode, o.auto = OutputJSONSchema, true
 	}
@@ -91,6 +96,7 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 type schemaBeside struct{ next *http.Client }
 
 func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
+	traceparentTo(r)
 	if r.Body == nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		return t.next.Do(r)
 	}
@@ -229,6 +235,11 @@ func (o *OpenAI) structured(ctx context.Context, system, user, name string, sche
 		first := o.chatRequest(mode, system, user, name, schema, maxTokens)
 		req := first
 		err := o.retry(ctx, "chat", func(ctx context.Context) error {
+			if span := trace.SpanFromContext(ctx); span.IsRecording() {
+				span.SetAttributes(attribute.String("memgate.llm.task", name), attribute.String("memgate.llm.structured_output", mode),
+					//lint:ignore SA1019 max_tokens is what memgate sends (chatRequest says why)
+					attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
+			}
 			got, err := o.stream(ctx, req, mode)
 			if err != nil {
 				if refusesMode(err, mode) {
@@ -340,9 +351,10 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 	defer s.Close()
 	got := &streamed{}
 	var usage, reported *openai.Usage // reported: the server's own, which estimates never replace
-	chunks := 0
+	chunks, model, estimated := 0, "", false
 	defer func() {
 		if usage == nil {
+			estimated = true
 			prompt := 0
 			for _, m := range req.Messages {
 				prompt += len(m.Content)
@@ -351,6 +363,17 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 		}
 		o.opts.Metrics.ChatPromptTokens.Add(int64(usage.PromptTokens))
 		o.opts.Metrics.ChatOutputTokens.Add(int64(usage.CompletionTokens))
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", usage.PromptTokens),
+				attribute.Int("gen_ai.usage.output_tokens", usage.CompletionTokens),
+				attribute.Bool("memgate.llm.usage_estimated", estimated), attribute.Bool("memgate.llm.cut_short", got.early))
+			if model != "" {
+				span.SetAttributes(attribute.String("gen_ai.response.model", model))
+			}
+			if got.finish != "" {
+				span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(got.finish)}))
+			}
+		}
 	}()
 	defer func() { // the memory's cost counts only what the server reported
 		if reported != nil {
@@ -367,6 +390,9 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 		}
 		if chunk.Usage != nil {
 			usage, reported = chunk.Usage, chunk.Usage
+		}
+		if chunk.Model != "" {
+			model = chunk.Model
 		}
 		for _, c := range chunk.Choices {
 			if c.Index != 0 {
@@ -626,6 +652,10 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		o.opts.Metrics.EmbeddingTokens.Add(int64(resp.Usage.PromptTokens))
 		meterOf(ctx).add(graph.Cost{EmbeddingTokens: int64(resp.Usage.PromptTokens)})
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
+				attribute.Int("memgate.embedding.inputs", len(texts)), attribute.Int("gen_ai.embeddings.dimension.count", o.opts.Dimensions))
+		}
 		if len(resp.Data) != len(texts) {
 			return errMalformed{fmt.Sprintf("%d embeddings for %d texts", len(resp.Data), len(texts))}
 		}
@@ -664,7 +694,9 @@ func (o *OpenAI) retry(ctx context.Context, what string, call func(context.Conte
 			o.opts.Metrics.EmbeddingCalls.Add(1)
 			meterOf(ctx).add(graph.Cost{EmbeddingCalls: 1})
 		}
-		err = call(ctx)
+		callCtx, span := o.startCall(ctx, what, attempt)
+		err = call(callCtx)
+		endCall(span, err)
 		<-o.slots
 		if err == nil {
 			return nil

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/batch"
 )
@@ -62,10 +64,14 @@ type Runner struct {
 	Scope       string        // group_id prefix to work on; "" for every space
 	Log         *slog.Logger
 	Metrics     *Metrics
+	// Tracer makes a span of every attempt at an episode, linked to the request that
+	// queued it (trace.go); nil: tracing is off.
+	Tracer trace.TracerProvider
 
 	id       string
 	saves    *batch.Batcher[*graph.GraphWrite, error]
 	attempts atomic.Int64 // numbers this runner's attempts, for their costs' ids
+	tracer   trace.Tracer
 }
 
 // maxBatch bounds how many episodes one save transaction or one read holds, and
@@ -93,6 +99,7 @@ const ContextEpisodes = 4
 // lease until it expires.
 func (r *Runner) Run(ctx context.Context) {
 	r.id = workerID()
+	r.tracer = tracerOf(r.Tracer)
 	// Group commit: one transaction saves the results of every worker waiting.
 	r.saves = batch.New(maxBatch, batchTimeout, func(ctx context.Context, ws []*graph.GraphWrite) ([]error, error) {
 		return r.Queue.Complete(ctx, r.id, ws)
@@ -131,6 +138,7 @@ func (r *Runner) Run(ctx context.Context) {
 				j.start = time.Now()
 				j.ctx, j.meter = withMeter(j.ctx) // what this attempt's calls cost
 				j.attempt = fmt.Sprintf("%s#%d", r.id, r.attempts.Add(1))
+				j.ctx, j.span = r.startIngest(j.ctx, j.Episode)
 				w, err := r.prepare(ctx, j)
 				if err != nil {
 					r.finish(ctx, j, err)
@@ -163,7 +171,8 @@ type job struct {
 	cancel  context.CancelCauseFunc
 	start   time.Time
 	meter   *meter
-	attempt string // the attempt's id: the store adds its cost once
+	attempt string     // the attempt's id: the store adds its cost once
+	span    trace.Span // the attempt's (startIngest)
 }
 
 // spent is what the attempt has cost up to now: its calls, and its time since it began.
@@ -254,8 +263,11 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	}
 	x, direct := graph.Direct(j.Episode) // a fact stated directly is read as given
 	if !direct {
+		ctx, end := r.phase(j.ctx, "extract")
 		var err error
-		if x, err = r.Extractor.Extract(j.ctx, j.Episode, j.Previous); err != nil {
+		x, err = r.Extractor.Extract(ctx, j.Episode, j.Previous)
+		end(err)
+		if err != nil {
 			return nil, fmt.Errorf("extraction: %w", err)
 		}
 		AsSpeaker(x, j.Episode.Content)
@@ -265,7 +277,9 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 		r.Metrics.Dropped(d.What, d.Reason)
 		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)
 	}
-	w, err := r.Resolver.Resolve(j.ctx, j.Episode, clean)
+	resolveCtx, end := r.phase(j.ctx, "resolve")
+	w, err := r.Resolver.Resolve(resolveCtx, j.Episode, clean)
+	end(err)
 	if err != nil {
 		return nil, fmt.Errorf("resolution: %w", err)
 	}
@@ -278,7 +292,9 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 }
 
 // save writes a resolved episode in the next group commit and marks it done.
-func (r *Runner) save(ctx context.Context, w *graph.GraphWrite) error {
+func (r *Runner) save(ctx context.Context, w *graph.GraphWrite) (err error) {
+	ctx, end := r.phase(ctx, "save")
+	defer func() { end(err) }()
 	saved, err := r.saves.Call(ctx, w)
 	if err != nil {
 		return err
@@ -299,30 +315,36 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 		took := time.Since(j.start)
 		r.Metrics.Processed.Add(1)
 		r.Metrics.ProcessingNano.Add(int64(took))
-		r.Log.Info("episode processed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
+		r.Log.InfoContext(j.ctx, "episode processed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 			"ms", took.Milliseconds())
+		endIngest(j.span, "done", "")
 		return
 	case ctx.Err() != nil:
 		// Shutting down: hand the episode back at once, so another process need not
 		// wait for the lease to expire (a rolling restart loses no time).
-		r.giveBack(ctx, ep, j.spent())
+		r.giveBack(j.ctx, ep, j.spent())
+		endIngest(j.span, "returned", "")
 		return
 	case context.Cause(j.ctx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
-		r.Log.Warn("lease lost; another worker has the episode", "episode", ep.UUID)
+		r.Log.WarnContext(j.ctx, "lease lost; another worker has the episode", "episode", ep.UUID)
+		endIngest(j.span, "lease_lost", "")
 		return
 	}
 	var retryAt *time.Time
+	outcome := "failed"
 	if ep.Attempts < r.MaxAttempts {
 		t := time.Now().Add(r.delay(ep.Attempts))
 		retryAt = &t
 		r.Metrics.Retried.Add(1)
+		outcome = "retry"
 	} else {
 		r.Metrics.Failed.Add(1)
 	}
 	reason := Reason(err)
-	r.Log.Warn("episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
+	r.Log.WarnContext(j.ctx, "episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 		"retry", retryAt != nil, "reason", reason, "error", err.Error())
-	r.release(ctx, ep, reason, retryAt, j.spent())
+	r.release(j.ctx, ep, reason, retryAt, j.spent())
+	endIngest(j.span, outcome, reason)
 }
 
 // The reasons a memory's ingestion failed, as its readers see them in last_error:

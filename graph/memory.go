@@ -97,6 +97,11 @@ type Episode struct {
 	// An episode refused by its quota fails with EQUOTA.
 	IdempotencyKey string
 	RequestHash    string
+
+	// TraceParent is the W3C traceparent of the request that queued the memory for
+	// extraction (a write, a promotion, an update of its content), "" while tracing is
+	// off: its ingestion's span links to that request's. Not shown to clients.
+	TraceParent string
 }
 
 // Space returns the episode's space.

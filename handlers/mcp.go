@@ -11,6 +11,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/service"
@@ -74,9 +78,12 @@ type mcpStatus struct {
 }
 
 // newMCP builds the MCP server with memgate's tools.
-func newMCP(svc *service.Service, version string) http.Handler {
+func newMCP(svc *service.Service, version string, tp trace.TracerProvider) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "memgate", Version: version}, nil)
-	t := mcpTools{svc: svc}
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	t := mcpTools{svc: svc, tracer: tp.Tracer("github.com/memgate/memgate/handlers")}
 	addTool(s, &mcp.Tool{Name: "add_memory", Description: "Remember something for an agent. It is stored at once " +
 		"(status queued) and turned into entities and facts in the background; get_status tells when it is done."}, t, t.add)
 	addTool(s, &mcp.Tool{Name: "add_fact", Description: "Remember a fact directly, without extraction: source RELATION " +
@@ -113,7 +120,8 @@ func newMCP(svc *service.Service, version string) http.Handler {
 }
 
 type mcpTools struct {
-	svc *service.Service
+	svc    *service.Service
+	tracer trace.Tracer
 }
 
 // mcpCallKey holds, in an MCP request's context, the requester the /mcp route
@@ -141,7 +149,17 @@ func addTool[In any](s *mcp.Server, tl *mcp.Tool, t mcpTools, do func(context.Co
 		panic(fmt.Sprintf("the input schema of MCP tool %s: %v", tl.Name, err))
 	}
 	tl.InputSchema = schema
-	s.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
+		// A tool call is a span in its request's: its name, and on failure the error
+		// code; never its arguments.
+		ctx, span := t.tracer.Start(ctx, "tools/call "+tl.Name, trace.WithAttributes(
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tl.Name)))
+		defer func() {
+			if err != nil {
+				span.SetStatus(codes.Error, "")
+			}
+			span.End()
+		}()
 		c, err := t.call(ctx)
 		if err != nil {
 			return result(req, nil, err)
@@ -153,6 +171,11 @@ func addTool[In any](s *mcp.Server, tl *mcp.Tool, t mcpTools, do func(context.Co
 			}
 		}
 		v, err := do(ctx, c, in)
+		if err != nil && span.IsRecording() {
+			code := graph.ErrorCode(err)
+			span.SetAttributes(attribute.String("error.type", code))
+			span.SetStatus(codes.Error, code)
+		}
 		return result(req, v, err)
 	})
 }

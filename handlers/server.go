@@ -20,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/memgate/memgate/access"
@@ -46,6 +47,9 @@ type Deps struct {
 	Metrics        *Metrics // nil: no /metrics
 	RateLimit      float64  // requests per second per host key; 0: no limit
 	RateBurst      int
+	// Tracer makes a span of every request and MCP tool call (trace.go); nil:
+	// tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // New returns the HTTP handler with every route and middleware.
@@ -54,6 +58,9 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Log)
 
+	if d.Tracer != nil {
+		e.Use(tracing(d.Tracer))
+	}
 	e.Use(requestIDMiddleware)
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogRoutePath: true, LogStatus: true, LogLatency: true, LogError: true,
@@ -80,7 +87,7 @@ func New(d Deps) *echo.Echo {
 	}))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			d.Log.Error("panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
+			d.Log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
 			return err
 		},
 	}))
@@ -111,7 +118,7 @@ func New(d Deps) *echo.Echo {
 	// a request.
 	// The server is stateless, so POST is its one method: echo answers GET (a stream)
 	// and DELETE (a session's end) with 405 in the one error shape.
-	mcpHandler := newMCP(d.Service, d.Version)
+	mcpHandler := newMCP(d.Service, d.Version, d.Tracer)
 	e.POST("/mcp", func(c echo.Context) error {
 		// What the MCP handler would refuse in plain text is refused here in the one
 		// error shape.

@@ -48,7 +48,9 @@ const (
 // named memory it cannot see, or that is not in the agent's view, is ENOTFOUND.
 // The budget is in bytes (see extract.Cut): at most max_tokens tokens for any
 // byte-level BPE tokenizer.
-func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.Episode, error) {
+func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Compact", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 		return nil, err
 	}
@@ -58,7 +60,6 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (*graph.E
 	case len(q.EpisodeIDs) > compactMaxMemories:
 		return nil, graph.Errorf(graph.EINVALID, "at most %d episode_ids", compactMaxMemories)
 	}
-	var err error
 	if q.MaxTokens, err = s.distilling(ctx, c, q.AgentID, q.MaxTokens, SourceCompaction); err != nil {
 		return nil, err
 	}
@@ -201,7 +202,9 @@ type ReflectQuery struct {
 // within max_tokens together: one LLM call, or the offline summarizer. Only who may
 // write that space, the agent's owner, may ask (an audited EFORBIDDEN otherwise); a
 // team or the global space gets a reflection by promotion.
-func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) ([]*graph.Episode, error) {
+func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Reflect", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent_id", q.AgentID); err != nil {
 		return nil, err
 	}
@@ -209,7 +212,6 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) ([]*graph
 		day := s.Now().Add(-24 * time.Hour)
 		q.Since = &day
 	}
-	var err error
 	if q.MaxTokens, err = s.distilling(ctx, c, q.AgentID, q.MaxTokens, SourceReflection); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,9 @@ import (
 // ListConflicts lists the open conflicts (memory.conflicts: review) of every space
 // the caller sees for an agent, newest first, each with its two facts. An agent that
 // does not exist answers ENOTFOUND.
-func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (graph.ConflictPage, error) {
+func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, page graph.PageRequest) (_ graph.ConflictPage, err error) {
+	ctx, end := s.span(ctx, "ListConflicts", c)
+	defer func() { end(err) }()
 	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.ConflictPage{}, err
 	}
@@ -23,7 +25,9 @@ func (s *Service) ListConflicts(ctx context.Context, c Call, agentID string, pag
 // KeepBoth), by a caller who may change its space (the delete rule). ENOTFOUND when the
 // caller cannot see it; an audited EFORBIDDEN when it can see but not change it;
 // ECONFLICT when it is resolved already.
-func (s *Service) ResolveConflict(ctx context.Context, c Call, id, keep string) (*graph.ConflictHit, error) {
+func (s *Service) ResolveConflict(ctx context.Context, c Call, id, keep string) (_ *graph.ConflictHit, err error) {
+	ctx, end := s.span(ctx, "ResolveConflict", c)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "conflict not found")
 	}

@@ -63,7 +63,9 @@ func toolOutput(role string) bool { return role == "tool" || role == "function" 
 // output pruned to a marked stub (the stored memories are unchanged). It is drawn
 // from what Search finds, so from the same spaces (VisibleForAgent) with the same
 // ranking, and its text is never more than MaxTokens tokens.
-func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (*TurnContext, error) {
+func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnContext, err error) {
+	ctx, end := s.span(ctx, "Context", c)
+	defer func() { end(err) }()
 	if q.MaxTokens == 0 {
 		q.MaxTokens = DefaultContextTokens
 	}

@@ -39,7 +39,9 @@ const maxFactBytes = 1000
 // the space, contradictions ended by the same temporal rules, conflicts held under
 // review). It returns the fact as stored (merged with an equal one, if the space held
 // it), or nil when the pipeline has not added it within wait, with the memory.
-func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string, wait time.Duration) (*graph.FactHit, Added, error) {
+func (s *Service) AddFact(ctx context.Context, c Call, f NewFact, idemKey string, wait time.Duration) (_ *graph.FactHit, _ Added, err error) {
+	ctx, end := s.span(ctx, "AddFact", c)
+	defer func() { end(err) }()
 	x, err := checkFact(&f)
 	if err != nil {
 		return nil, Added{}, err

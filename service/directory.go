@@ -11,7 +11,9 @@ import (
 
 // CreateAgent creates an agent owned by the caller, or by owner when an admin host
 // names one. ECONFLICT if the id exists.
-func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (*graph.Agent, error) {
+func (s *Service) CreateAgent(ctx context.Context, c Call, id, owner string) (_ *graph.Agent, err error) {
+	ctx, end := s.span(ctx, "CreateAgent", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return nil, err
 	}
@@ -44,7 +46,9 @@ type AgentView struct {
 
 // GetAgent returns the agent; every authenticated requester may know an agent exists
 // (its public space is readable by all).
-func (s *Service) GetAgent(ctx context.Context, c Call, id string) (AgentView, error) {
+func (s *Service) GetAgent(ctx context.Context, c Call, id string) (_ AgentView, err error) {
+	ctx, end := s.span(ctx, "GetAgent", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return AgentView{}, err
 	}
@@ -105,7 +109,9 @@ func (s *Service) manageable(ctx context.Context, c Call, id string) (*graph.Age
 
 // TransferOwner gives the agent to a new owner; shares and delegations granted by the
 // old owner end.
-func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) error {
+func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) (err error) {
+	ctx, end := s.span(ctx, "TransferOwner", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("owner_id", owner); err != nil {
 		return err
 	}
@@ -118,7 +124,9 @@ func (s *Service) TransferOwner(ctx context.Context, c Call, id, owner string) e
 }
 
 // DeleteAgent erases the agent and both of its spaces.
-func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (int, error) {
+func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (_ int, err error) {
+	ctx, end := s.span(ctx, "DeleteAgent", c)
+	defer func() { end(err) }()
 	a, err := s.manageable(ctx, c, id)
 	if err != nil {
 		return 0, err
@@ -129,7 +137,9 @@ func (s *Service) DeleteAgent(ctx context.Context, c Call, id string) (int, erro
 
 // Share grants (or revokes) principal read access to the agent's private space; only
 // the owner may. A grant with expiresAt stops working from then on.
-func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool, expiresAt *time.Time) error {
+func (s *Service) Share(ctx context.Context, c Call, agent, principal string, grant bool, expiresAt *time.Time) (err error) {
+	ctx, end := s.span(ctx, "Share", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent", agent); err != nil {
 		return err
 	}
@@ -163,7 +173,9 @@ func (s *Service) Share(ctx context.Context, c Call, agent, principal string, gr
 // host, not a delegate), and not to itself. ENOTFOUND for an agent that does not
 // exist; an audited EFORBIDDEN for anyone else; ECONFLICT when the agent changed
 // owner meanwhile. Audited as delegate_granted or delegate_revoked.
-func (s *Service) Delegate(ctx context.Context, c Call, agent, principal string, role graph.Role, expiresAt *time.Time) error {
+func (s *Service) Delegate(ctx context.Context, c Call, agent, principal string, role graph.Role, expiresAt *time.Time) (err error) {
+	ctx, end := s.span(ctx, "Delegate", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("agent", agent); err != nil {
 		return err
 	}
@@ -233,7 +245,9 @@ func (s *Service) admin(ctx context.Context, c Call, subject string) error {
 
 // CreateTeam creates a team (admin hosts) owned by owner, by default the caller: its
 // owner may dissolve it.
-func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) error {
+func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) (err error) {
+	ctx, end := s.span(ctx, "CreateTeam", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("name", name); err != nil {
 		return err
 	}
@@ -251,7 +265,9 @@ func (s *Service) CreateTeam(ctx context.Context, c Call, name, owner string) er
 
 // GetTeam shows a team to admin hosts, its owner and its members; ENOTFOUND to anyone
 // else.
-func (s *Service) GetTeam(ctx context.Context, c Call, name string) (*graph.Team, error) {
+func (s *Service) GetTeam(ctx context.Context, c Call, name string) (_ *graph.Team, err error) {
+	ctx, end := s.span(ctx, "GetTeam", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("team", name); err != nil {
 		return nil, err
 	}
@@ -267,7 +283,9 @@ func (s *Service) GetTeam(ctx context.Context, c Call, name string) (*graph.Team
 // members lose access at once. With dryRun it only counts what would move. ENOTFOUND
 // for a caller GetTeam would not show the team; an audited EFORBIDDEN for a member
 // that may not dissolve it.
-func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun bool) (graph.Dissolution, error) {
+func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun bool) (_ graph.Dissolution, err error) {
+	ctx, end := s.span(ctx, "DissolveTeam", c)
+	defer func() { end(err) }()
 	t, err := s.GetTeam(ctx, c, name)
 	if err != nil {
 		return graph.Dissolution{}, err
@@ -290,7 +308,9 @@ func (s *Service) DissolveTeam(ctx context.Context, c Call, name string, dryRun 
 }
 
 // SetMember adds a member with a role, changes its role, or (role "") removes it.
-func (s *Service) SetMember(ctx context.Context, c Call, team, principal string, role graph.Role) error {
+func (s *Service) SetMember(ctx context.Context, c Call, team, principal string, role graph.Role) (err error) {
+	ctx, end := s.span(ctx, "SetMember", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("team", team); err != nil {
 		return err
 	}
@@ -313,7 +333,9 @@ func (s *Service) SetMember(ctx context.Context, c Call, team, principal string,
 }
 
 // SetPromoter grants or revokes the promoter role (admin hosts).
-func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, promoter bool) error {
+func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, promoter bool) (err error) {
+	ctx, end := s.span(ctx, "SetPromoter", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("principal", principal); err != nil {
 		return err
 	}
@@ -328,7 +350,9 @@ func (s *Service) SetPromoter(ctx context.Context, c Call, principal string, pro
 }
 
 // ListAudit lists the audit events of the requester's organization (admin hosts).
-func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) ([]*graph.AuditEvent, string, error) {
+func (s *Service) ListAudit(ctx context.Context, c Call, f graph.AuditFilter) (_ []*graph.AuditEvent, _ string, err error) {
+	ctx, end := s.span(ctx, "ListAudit", c)
+	defer func() { end(err) }()
 	if err := s.admin(ctx, c, "audit"); err != nil {
 		return nil, "", err
 	}

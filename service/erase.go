@@ -25,7 +25,9 @@ type RequesterErasure struct {
 // every record of it that stays (memories of other spaces it wrote, changed, promoted
 // or resolved, and the organization's audit events). With dryRun it only counts.
 // ENOTFOUND when there is nothing of id.
-func (s *Service) EraseRequester(ctx context.Context, c Call, id string, dryRun bool) (RequesterErasure, error) {
+func (s *Service) EraseRequester(ctx context.Context, c Call, id string, dryRun bool) (_ RequesterErasure, err error) {
+	ctx, end := s.span(ctx, "EraseRequester", c)
+	defer func() { end(err) }()
 	if err := graph.CheckID("id", id); err != nil {
 		return RequesterErasure{}, err
 	}

@@ -34,7 +34,9 @@ type AgentPage struct {
 // ListAgents lists agents newest first, each as GetAgent shows it to the caller, so a
 // share holder sees no more of an agent in the list than by id. All and Owner are for
 // admin hosts: from any other they are an audited EFORBIDDEN.
-func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (AgentPage, error) {
+func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (_ AgentPage, err error) {
+	ctx, end := s.span(ctx, "ListAgents", c)
+	defer func() { end(err) }()
 	limit, err := s.pageSize(q.Page.Limit)
 	if err != nil {
 		return AgentPage{}, err
@@ -64,7 +66,9 @@ func (s *Service) ListAgents(ctx context.Context, c Call, q AgentList) (AgentPag
 // ListTeams lists the teams the caller is a member or the owner of, newest first, each
 // with the caller's role in it; all, for an admin host, lists every team (from any
 // other host an audited EFORBIDDEN).
-func (s *Service) ListTeams(ctx context.Context, c Call, all bool, page graph.PageRequest) (graph.TeamPage, error) {
+func (s *Service) ListTeams(ctx context.Context, c Call, all bool, page graph.PageRequest) (_ graph.TeamPage, err error) {
+	ctx, end := s.span(ctx, "ListTeams", c)
+	defer func() { end(err) }()
 	limit, err := s.pageSize(page.Limit)
 	if err != nil {
 		return graph.TeamPage{}, err
@@ -93,7 +97,9 @@ type EntityList struct {
 // shared space for its owner, the caller's teams, global), by name compared without
 // case, then id. An agent that does not exist answers ENOTFOUND, as ListFacts does;
 // one whose spaces the caller cannot read lists what it sees of it (its public space).
-func (s *Service) ListEntities(ctx context.Context, c Call, q EntityList) (graph.EntityPage, error) {
+func (s *Service) ListEntities(ctx context.Context, c Call, q EntityList) (_ graph.EntityPage, err error) {
+	ctx, end := s.span(ctx, "ListEntities", c)
+	defer func() { end(err) }()
 	if q.Type != "" && !typeName.MatchString(q.Type) {
 		return graph.EntityPage{}, graph.Errorf(graph.EINVALID, "type: %q is not a valid name (%s)", q.Type, typeName)
 	}

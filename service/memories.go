@@ -193,6 +193,8 @@ func (s *Service) CheckWrite(n int, idemKey string) error {
 // next one), so a space extracts them in that order. idemKey (may be empty) makes
 // retries safe; in a batch each item gets its own key derived from it.
 func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey string) ([]Added, []error) {
+	ctx, end := s.span(ctx, "Add", c)
+	defer end(nil)
 	out, errs := make([]Added, len(items)), make([]error, len(items))
 	if err := s.CheckWrite(len(items), idemKey); err != nil {
 		for i := range errs {
@@ -223,8 +225,12 @@ func (s *Service) Add(ctx context.Context, c Call, items []NewMemory, idemKey st
 		return out, errs
 	}
 	batch := make([]*graph.Episode, len(write))
+	queuedBy := traceParent(ctx) // the ingestion's span links to this request's
 	for k, i := range write {
 		batch[k] = eps[i]
+		if eps[i].Status == graph.StatusQueued {
+			eps[i].TraceParent = queuedBy
+		}
 	}
 	for k, res := range s.Mem.CreateEpisodes(ctx, batch) {
 		i := write[k]
@@ -409,7 +415,9 @@ func requestHash(m *NewMemory) string {
 }
 
 // Get returns a memory the caller can see; ENOTFOUND otherwise.
-func (s *Service) Get(ctx context.Context, c Call, id string) (*graph.Episode, error) {
+func (s *Service) Get(ctx context.Context, c Call, id string) (_ *graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Get", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -464,7 +472,9 @@ type ListQuery struct {
 
 // List lists the memories of one space, or of one agent's visible spaces. A space
 // outside the caller's visible set answers ENOTFOUND, as if it did not exist.
-func (s *Service) List(ctx context.Context, c Call, q ListQuery) (graph.EpisodePage, error) {
+func (s *Service) List(ctx context.Context, c Call, q ListQuery) (_ graph.EpisodePage, err error) {
+	ctx, end := s.span(ctx, "List", c)
+	defer func() { end(err) }()
 	page, err := s.list(ctx, c, q)
 	if err != nil {
 		return graph.EpisodePage{}, err
@@ -531,11 +541,13 @@ func (s *Service) agentView(c Call, agent string) graph.Visible {
 
 // Delete removes a memory and what only it supports. ENOTFOUND when the caller cannot
 // see it; an audited EFORBIDDEN when it can see but not change it.
-func (s *Service) Delete(ctx context.Context, c Call, id string) error {
+func (s *Service) Delete(ctx context.Context, c Call, id string) (err error) {
+	ctx, end := s.span(ctx, "Delete", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return err
 	}
-	err := s.Mem.DeleteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.AuditEvent, error) {
+	err = s.Mem.DeleteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.AuditEvent, error) {
 		if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
 			return nil, forbid(e.UUID, e.GroupID, d.Reason)
 		}
@@ -546,7 +558,9 @@ func (s *Service) Delete(ctx context.Context, c Call, id string) error {
 
 // Promote copies a memory the caller can see into a team space or the global space,
 // with provenance; the copy is queued for extraction in its new space.
-func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*graph.Episode, error) {
+func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Promote", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -578,6 +592,10 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 		// what its original was written from is not its own provenance.
 		cp.ContentAgent, cp.Version, cp.UpdatedAt, cp.UpdatedBy, cp.DerivedFrom = "", 1, nil, "", nil
 		cp.AuthorizedAt = c.ResolvedAt
+		cp.TraceParent = ""
+		if cp.Status == graph.StatusQueued {
+			cp.TraceParent = traceParent(ctx)
+		}
 		return &cp, s.event(c, graph.AuditPromoted, e.UUID, to.GroupID(), "from "+e.GroupID), nil
 	})
 	if err != nil {
@@ -590,7 +608,9 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (*grap
 // Retry puts a failed memory back in the ingestion queue. ENOTFOUND when the caller
 // cannot see it; an audited EFORBIDDEN when it may not change it; ECONFLICT when it
 // has not failed.
-func (s *Service) Retry(ctx context.Context, c Call, id string) (*graph.Episode, error) {
+func (s *Service) Retry(ctx context.Context, c Call, id string) (_ *graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Retry", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}

@@ -59,7 +59,9 @@ var (
 // that applies (fulltext; vector when an embedder answers; the walk from Center) and
 // the lists are fused by reciprocal rank. Text naming agent:<id> or team:<name>
 // outside the visible set is audited as crafted_query; the search still runs.
-func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (*SearchResult, error) {
+func (s *Service) Search(ctx context.Context, c Call, q SearchQuery) (_ *SearchResult, err error) {
+	ctx, end := s.span(ctx, "Search", c)
+	defer func() { end(err) }()
 	include, limit, err := s.checkSearch(&q)
 	if err != nil {
 		return nil, err
@@ -134,7 +136,7 @@ func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]b
 	v, err := s.Embedder.Embed(ctx, []string{q.Query})
 	switch {
 	case err != nil || len(v) != 1:
-		s.Log.Warn("search runs without vectors: the query could not be embedded", "err", err)
+		s.Log.WarnContext(ctx, "search runs without vectors: the query could not be embedded", "err", err)
 	case graph.Cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
 		return v[0]
 	}
@@ -241,7 +243,9 @@ func (s *Service) optional(err error) error {
 // and public spaces, the caller's teams, global), or of the one space named, newest
 // first, whatever their time (export reads a whole memory with it). A space the caller
 // cannot read answers ENOTFOUND.
-func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (graph.FactPage, error) {
+func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (_ graph.FactPage, err error) {
+	ctx, end := s.span(ctx, "ListFacts", c)
+	defer func() { end(err) }()
 	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.FactPage{}, err
 	}
@@ -278,7 +282,9 @@ func (s *Service) agentListing(ctx context.Context, c Call, agentID string, page
 }
 
 // GetFact reads one fact with its entities; ENOTFOUND when the caller cannot see it.
-func (s *Service) GetFact(ctx context.Context, c Call, id string) (*graph.FactHit, error) {
+func (s *Service) GetFact(ctx context.Context, c Call, id string) (_ *graph.FactHit, err error) {
+	ctx, end := s.span(ctx, "GetFact", c)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "fact not found")
 	}
@@ -286,7 +292,9 @@ func (s *Service) GetFact(ctx context.Context, c Call, id string) (*graph.FactHi
 }
 
 // GetEntity reads one entity; ENOTFOUND when the caller cannot see it.
-func (s *Service) GetEntity(ctx context.Context, c Call, id string) (*graph.EntityNode, error) {
+func (s *Service) GetEntity(ctx context.Context, c Call, id string) (_ *graph.EntityNode, err error) {
+	ctx, end := s.span(ctx, "GetEntity", c)
+	defer func() { end(err) }()
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
 		return nil, graph.Errorf(graph.ENOTFOUND, "entity not found")
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
@@ -61,6 +62,8 @@ type Service struct {
 	Limits Limits
 	Log    *slog.Logger
 	Now    func() time.Time
+	// Tracer makes a span of every use case (trace.go); nil: tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // Call is one request: the resolved principal and the request id audit events carry.
@@ -82,7 +85,9 @@ type Call struct {
 // that may not assert them, or a team that does not exist in the organization, is
 // refused with one audited 403. An error while resolving denies the request
 // (EUNAVAILABLE), never lets it through.
-func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester string, asserted map[string]graph.Role, requestID string) (Call, error) {
+func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester string, asserted map[string]graph.Role, requestID string) (_ Call, err error) {
+	ctx, end := s.span(ctx, "Resolve", Call{RequestID: requestID})
+	defer func() { end(err) }()
 	if requester == "" {
 		requester = host.Subject // a JWT names its requester
 	}

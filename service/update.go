@@ -31,7 +31,9 @@ var patchable = []string{"messages", "tags", "priority", "confidence", "expires_
 // space as it would a new memory. A content change or a move queues it for extraction
 // again. ENOTFOUND when the caller cannot see it; an audited EFORBIDDEN when it may
 // not make the change; EPRECONDITION when IfMatch is not the current version.
-func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*graph.Episode, error) {
+func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *graph.Episode, err error) {
+	ctx, end := s.span(ctx, "Update", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -103,6 +105,9 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (*grap
 		next.CreatedAt, next.Version, next.UpdatedAt, next.UpdatedBy = e.CreatedAt, e.Version+1, &now, c.P.ID
 		if content == e.Content && space.GroupID() == e.GroupID {
 			next.Status, next.Attempts, next.LastError = e.Status, e.Attempts, e.LastError
+			next.TraceParent = e.TraceParent
+		} else if next.Status == graph.StatusQueued {
+			next.TraceParent = traceParent(ctx) // extracted again: for this update
 		}
 		// A new public text counts against the quota as a new public memory does.
 		if space.Kind == graph.SpacePublic && (space.GroupID() != e.GroupID || content != e.Content) {
@@ -202,7 +207,9 @@ func memoryOf(e *graph.Episode) NewMemory {
 // Versions returns a memory the caller can see and a page of the versions updates
 // replaced, newest first; ENOTFOUND otherwise. Who replaced a version is shown only
 // to those who may change the memory (and to whoever it was).
-func (s *Service) Versions(ctx context.Context, c Call, id string, page graph.PageRequest) (*graph.Episode, graph.VersionPage, error) {
+func (s *Service) Versions(ctx context.Context, c Call, id string, page graph.PageRequest) (_ *graph.Episode, _ graph.VersionPage, err error) {
+	ctx, end := s.span(ctx, "Versions", c)
+	defer func() { end(err) }()
 	if err := checkUUID(id); err != nil {
 		return nil, graph.VersionPage{}, err
 	}

@@ -164,7 +164,7 @@ func serve(cfg *config.Config, log *slog.Logger) error {
 func migrate(cfg *config.Config, log *slog.Logger, into graph.Org) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	db, err := openDB(cfg, log)
+	db, err := openDB(cfg, log, nil)
 	if err != nil {
 		return err
 	}

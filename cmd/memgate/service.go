@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"sync"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/access/idp"
@@ -29,12 +33,16 @@ type Main struct {
 	Log     *slog.Logger
 	DB      *neo4jstore.DB
 	Metrics *extract.Metrics
+	// Tracer, when set, receives every span (tests set an in-memory one); nil: the
+	// OTEL_* environment decides (tracing.go), and without it tracing is off.
+	Tracer trace.TracerProvider
 
 	server   *http.Server
 	listener net.Listener
 	fatal    chan error
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	tracing  *sdktrace.TracerProvider // made from the environment: flushed and shut down by Close
 }
 
 func NewMain(cfg *config.Config, log *slog.Logger) *Main {
@@ -46,6 +54,19 @@ func NewMain(cfg *config.Config, log *slog.Logger) *Main {
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
 	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if m.Tracer == nil {
+		var err error
+		if m.tracing, err = newTracerProvider(ctx, os.Getenv, m.Log); err != nil {
+			m.cancel()
+			return err
+		}
+		if m.tracing != nil {
+			m.Tracer = m.tracing
+		}
+	}
+	if m.Tracer != nil {
+		m.Log = slog.New(traceLog{m.Log.Handler()})
+	}
 	keys, err := newKeyring(ctx, cfg.Auth, m.Log)
 	var tokens *service.Tokenizer
 	if err == nil {
@@ -55,10 +76,13 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 	}
 	if err == nil {
-		m.DB, err = openDB(cfg, m.Log)
+		m.DB, err = openDB(cfg, m.Log, m.Tracer)
 	}
 	if err != nil {
 		m.cancel()
+		if m.tracing != nil {
+			_ = m.tracing.Shutdown(context.Background()) // nothing was traced yet
+		}
 		return err
 	}
 	if cfg.Neo4j.MigrateOnStart {
@@ -69,10 +93,11 @@ func (m *Main) Open(ctx context.Context) error {
 		}()
 	}
 	m.Metrics = &extract.Metrics{}
-	embedder := newEmbedder(cfg, m.Metrics, m.Log)
-	llm := newLLM(cfg, m.Metrics, m.Log)
+	embedder := newEmbedder(cfg, m.Metrics, m.Log, m.Tracer)
+	llm := newLLM(cfg, m.Metrics, m.Log, m.Tracer)
 	if cfg.Ingest.Workers > 0 {
 		runner := newRunner(cfg, m.DB, embedder, llm, m.Metrics, m.Log)
+		runner.Tracer = m.Tracer
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -82,6 +107,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	svc := newService(cfg, m.DB, embedder, m.Log)
 	svc.Tokens = tokens
+	svc.Tracer = m.Tracer
 	if llm != nil {
 		svc.Summarizer = llm
 	}
@@ -100,7 +126,7 @@ func (m *Main) Open(ctx context.Context) error {
 	e := handlers.New(handlers.Deps{
 		Log: m.Log, Keys: keys, Ready: m.DB, Consistency: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(), Metrics: metrics,
-		RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
+		RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst, Tracer: m.Tracer,
 	})
 	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
@@ -147,6 +173,15 @@ func (m *Main) Close(ctx context.Context) error {
 	m.wg.Wait()
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close(ctx))
+	}
+	if m.tracing != nil {
+		// The last spans go out, within a few seconds: a collector that is away costs
+		// them (and a warning), never the shutdown's time or its exit code.
+		flushCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := m.tracing.Shutdown(flushCtx); err != nil {
+			m.Log.Warn("flushing the last spans", "error", err.Error())
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }
@@ -195,12 +230,12 @@ func visibilityRules(rules []config.VisibilityRule) []service.VisibilityRule {
 
 // newEmbedder builds the configured embedder: an OpenAI-compatible endpoint, or the
 // offline hashing embedder. Ingestion embeds names and facts with it, search queries.
-func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger) extract.Embedder {
+func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider) extract.Embedder {
 	if cfg.Embedder.Provider == config.ProviderOpenAI {
 		return extract.NewOpenAI(extract.OpenAIOptions{
 			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
 			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
-			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log,
+			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log, Tracer: tp,
 		}, nil)
 	}
 	return extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
@@ -208,14 +243,14 @@ func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger)
 
 // newLLM builds the OpenAI-compatible client of llm.provider openai (extraction,
 // resolution, compaction), or nil for the offline providers.
-func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger) *extract.OpenAI {
+func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider) *extract.OpenAI {
 	if cfg.LLM.Provider != config.ProviderOpenAI {
 		return nil
 	}
 	return extract.NewOpenAI(extract.OpenAIOptions{
 		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 		MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
-		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens,
+		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens, Tracer: tp,
 	}, entityTypes(cfg))
 }
 
@@ -252,10 +287,11 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 	}
 }
 
-func openDB(cfg *config.Config, log *slog.Logger) (*neo4jstore.DB, error) {
+func openDB(cfg *config.Config, log *slog.Logger, tp trace.TracerProvider) (*neo4jstore.DB, error) {
 	return neo4jstore.Open(neo4jstore.Options{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
 		MaxPoolSize: cfg.Neo4j.MaxPoolSize, ConnectTimeout: cfg.Neo4j.ConnectTimeout, MaxRetryTime: cfg.Neo4j.MaxRetryTime,
+		Tracer: tp,
 	}, log)
 }
 

@@ -49,6 +49,7 @@ type Server struct {
 	usage    *usage // fixed usage every call reports; nil: sizes as below
 	failEmb  int    // embedding calls still to fail with a 500
 	embReqs  []EmbeddingRequest
+	traces   []string // the traceparent header of every call, chat and embeddings
 
 	ChatCalls      atomic.Int64
 	EmbeddingCalls atomic.Int64
@@ -256,8 +257,23 @@ func (s *Server) fault() Fault {
 	return faults[int(n)%len(faults)]
 }
 
+// TraceParents returns the W3C traceparent header of every call so far, chat and
+// embeddings, in the order they came ("" for a call without one).
+func (s *Server) TraceParents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.traces...)
+}
+
+func (s *Server) traced(r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.traces = append(s.traces, r.Header.Get("traceparent"))
+}
+
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.ChatCalls.Add(1)
+	s.traced(r)
 	var req struct {
 		Messages      []struct{ Role, Content string } `json:"messages"`
 		MaxTokens     int                              `json:"max_tokens"`
@@ -524,6 +540,7 @@ func refuseFormat(w http.ResponseWriter, accepts, asked string) {
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.EmbeddingCalls.Add(1)
+	s.traced(r)
 	var req struct {
 		Input      []string `json:"input"`
 		Dimensions int      `json:"dimensions"`

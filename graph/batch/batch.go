@@ -134,7 +134,11 @@ func (b *Batcher[Q, R]) run(group []*call[Q, R]) {
 	for i, c := range group {
 		qs[i] = c.q
 	}
-	rs, err := b.group(qs)
+	ctxs := make([]context.Context, len(group))
+	for i, c := range group {
+		ctxs[i] = c.ctx
+	}
+	rs, err := b.group(ctxs, qs)
 	if err != nil && len(group) > 1 && graph.ErrorCode(err) != graph.EUNAVAILABLE {
 		for _, c := range group {
 			b.run([]*call[Q, R]{c})
@@ -153,14 +157,25 @@ func (b *Batcher[Q, R]) run(group []*call[Q, R]) {
 	}
 }
 
-func (b *Batcher[Q, R]) group(qs []Q) ([]R, error) {
-	ctx := context.Background()
+func (b *Batcher[Q, R]) group(callers []context.Context, qs []Q) ([]R, error) {
+	ctx := context.WithValue(context.Background(), callersKey{}, callers)
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
 		defer cancel()
 	}
 	return b.do(ctx, qs)
+}
+
+type callersKey struct{}
+
+// Callers returns the contexts of the calls in the group whose context ctx is (the one
+// a Func is given), in the group's order; nil for any other context. The group's
+// context is none of them (see New), but its work is theirs: tracing links a group's
+// queries to the calls they serve (graph/neo4jstore).
+func Callers(ctx context.Context) []context.Context {
+	callers, _ := ctx.Value(callersKey{}).([]context.Context)
+	return callers
 }
 
 // Close refuses new calls and waits until the groups running or pending have ended,

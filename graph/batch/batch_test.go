@@ -251,3 +251,50 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A group's context names the contexts of the calls it holds, in order (tracing links
+// a group's work to them); it is none of them: a caller's values do not reach it.
+func TestBatcher_CallersOfAGroup(t *testing.T) {
+	type key struct{}
+	var callers [][]string
+	var inherited bool
+	var mu sync.Mutex
+	gate := make(chan struct{})
+	started := make(chan struct{}, 10)
+	b := batch.New(10, time.Minute, func(ctx context.Context, qs []int) ([]int, error) {
+		var names []string
+		for _, c := range batch.Callers(ctx) {
+			names = append(names, c.Value(key{}).(string))
+		}
+		mu.Lock()
+		callers = append(callers, names)
+		inherited = inherited || ctx.Value(key{}) != nil
+		mu.Unlock()
+		started <- struct{}{}
+		<-gate
+		return qs, nil
+	})
+	first := callAsync(b, context.WithValue(context.Background(), key{}, "a"), 1)
+	<-started
+	second := callAsync(b, context.WithValue(context.Background(), key{}, "b"), 2, 3)
+	third := callAsync(b, context.WithValue(context.Background(), key{}, "c"), 4)
+	waitFor(t, func() bool { return b.Pending() == 3 })
+	close(gate)
+	for _, done := range []chan []error{first, second, third} {
+		if err := errors.Join(<-done...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if batch.Callers(context.Background()) != nil {
+		t.Error("Callers of a context that is no group's is not nil")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if inherited {
+		t.Error("a group's context holds a caller's value")
+	}
+	if len(callers) != 2 || !slices.Equal(callers[0], []string{"a"}) ||
+		!(slices.Equal(callers[1], []string{"b", "b", "c"}) || slices.Equal(callers[1], []string{"c", "b", "b"})) {
+		t.Fatalf("callers = %v, want [[a] [b b c]] (one context per call, in the group's order)", callers)
+	}
+}

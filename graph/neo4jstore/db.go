@@ -13,6 +13,9 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	neo4jconfig "github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
@@ -28,6 +31,9 @@ type Options struct {
 	MaxPoolSize    int
 	ConnectTimeout time.Duration
 	MaxRetryTime   time.Duration // how long a failed transaction is retried; 0: the driver's 30 s
+	// Tracer makes a span of every named query run within a trace (trace.go); nil:
+	// tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // DB is a handle on one Neo4j database: the driver, the loaded queries and a logger.
@@ -44,6 +50,9 @@ type DB struct {
 	bookmarks neo4j.BookmarkManager
 	keyMu     sync.Mutex
 	key       []byte // the deployment's consistency key, once read
+
+	tracer    trace.Tracer
+	spanAttrs []attribute.KeyValue
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -125,6 +134,15 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 	cancel()
 	db := &DB{driver: driver, database: opts.Database, queries: queries, log: log,
 		bookmarks: neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{})}
+	tp := opts.Tracer
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	db.tracer = tp.Tracer("github.com/memgate/memgate/graph/neo4jstore")
+	db.spanAttrs = []attribute.KeyValue{attribute.String("db.system.name", "neo4j")}
+	if opts.Database != "" {
+		db.spanAttrs = append(db.spanAttrs, attribute.String("db.namespace", opts.Database))
+	}
 	db.commits = db.newCommits()
 	return db, nil
 }
@@ -140,14 +158,17 @@ func (db *DB) Close(ctx context.Context) error {
 // transient errors) and returns its records.
 func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
+	ctx, span := db.startQuery(ctx, name)
 	res, err := neo4j.ExecuteQuery(ctx, db.driver, db.queries.Get(name), params,
 		neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(db.database),
 		neo4j.ExecuteQueryWithBookmarkManager(db.bookmarksFor(ctx)),
 		routing(mode))
 	if err != nil {
+		endQuery(span, 0, err)
 		return nil, db.storeError(name, err)
 	}
+	endQuery(span, len(res.Records), nil)
 	return res.Records, nil
 }
 
@@ -179,11 +200,14 @@ func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.
 // txRun runs one named query inside a transaction and collects its records.
 func (db *DB) txRun(ctx context.Context, tx neo4j.ManagedTransaction, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
+	ctx, span := db.startQuery(ctx, name)
 	res, err := tx.Run(ctx, db.queries.Get(name), params)
 	if err != nil {
+		endQuery(span, 0, err)
 		return nil, fmt.Errorf("query %s: %w", name, err)
 	}
 	records, err := res.Collect(ctx)
+	endQuery(span, len(records), err)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", name, err)
 	}

@@ -76,12 +76,15 @@ func episodeProps(e *graph.Episode) map[string]any {
 	if e.Unextracted {
 		p["extract"] = false
 	}
+	if e.TraceParent != "" {
+		p["traceparent"] = e.TraceParent
+	}
 	return p
 }
 
 // optionalProps are the episode properties episodeProps leaves out when unset: an
 // update sets them to null, which removes them.
-var optionalProps = []string{"metadata", "messages", "expires_at", "confidence", "promoted_at", "updated_at", "extract"}
+var optionalProps = []string{"metadata", "messages", "expires_at", "confidence", "promoted_at", "updated_at", "extract", "traceparent"}
 
 // updateProps are the properties of e an update writes: everything but its identity
 // (uuid, created_at, idempotency key) and its space, which episode_update sets apart.
@@ -107,7 +110,7 @@ func updateProps(e *graph.Episode, requeue bool) map[string]any {
 // when replaced.
 func versionProps(e *graph.Episode, replacedAt time.Time, replacedBy string) map[string]any {
 	p := episodeProps(e)
-	for _, k := range []string{"uuid", "idempotency_key", "request_hash", "content_terms", "entity_edges"} {
+	for _, k := range []string{"uuid", "idempotency_key", "request_hash", "content_terms", "entity_edges", "traceparent"} {
 		delete(p, k)
 	}
 	p["episode_uuid"], p["group_id"] = e.UUID, e.GroupID
@@ -174,7 +177,8 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
 		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false, FactIDs: strList(p["entity_edges"]),
-		Cost: costOf(p, "cost_"),
+		Cost:        costOf(p, "cost_"),
+		TraceParent: str(p["traceparent"]),
 	}
 	// An episode Graphiti wrote has no status (Graphiti extracts before it writes) and
 	// no agent_id: it is done, and its agent is its space's.
