@@ -45,8 +45,18 @@ CALL () {
   // its two facts, open (keep null) until resolved.
   UNWIND $conflicts AS c
   MERGE (x:Conflict {uuid: c.uuid})
-  ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode
+  ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode,
+                x._opened = true
   SET x.group_id = c.group_id
+  // conflict.opened, once: when this statement created it (webhook_emit).
+  WITH x
+  WHERE x._opened
+  REMOVE x._opened
+  WITH {id: randomUUID(), kind: 'conflict.opened', group_id: x.group_id, subject: x.uuid, memory: x.episode,
+        at: $now} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
 }
 CALL () {
   // The episodes, done.
@@ -54,6 +64,12 @@ CALL () {
   MATCH (e:Episodic {uuid: x.uuid})
   SET e.status = 'done', e.entity_edges = x.entity_edges, e.context_episodes = x.context, e.last_error = '',
       e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null
+  // memory.done (webhook_emit).
+  WITH {id: randomUUID(), kind: 'memory.done', group_id: e.group_id, subject: e.uuid, agent: e.agent_id,
+        at: $now} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
 }
 CALL () {
   // How long each fact written here stays visible: until the latest expires_at of the

@@ -83,6 +83,8 @@ var queryNames = []string{
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 	"requester_agents", "requester_erase_lock", "requester_erasure", "requester_pseudonymize", "requester_erase",
 	"requester_audit_events", "requester_audit_rewrite",
+	"webhook_create", "webhook_list", "webhook_get", "webhook_delete", "webhook_deliveries",
+	"webhook_claim", "webhook_finish", "webhook_prune",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a
