@@ -45,6 +45,9 @@ type Deliverer struct {
 	Horizon time.Duration
 	// Retention is how long finished deliveries are kept for GET .../deliveries.
 	Retention time.Duration
+	// Scope limits the deliverer to the spaces whose group_id starts with it ("" all):
+	// tests, each in an organization of its own.
+	Scope string
 	// OnAttempt, when set, hears of each attempt's outcome (metrics): delivered,
 	// retry, failed, dropped or error.
 	OnAttempt func(outcome string)
@@ -73,7 +76,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 		}
 		// Claim only for free places, so nothing waits leased while workers are busy.
 		free := d.Workers - len(slots)
-		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, lease, free)
+		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
 		}

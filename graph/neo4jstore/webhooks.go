@@ -83,10 +83,10 @@ func (db *DB) Deliveries(ctx context.Context, org graph.Org, id string, vis grap
 	return out, nil
 }
 
-func (db *DB) ClaimDeliveries(ctx context.Context, worker string, lease time.Duration, n int) ([]graph.ClaimedDelivery, error) {
+func (db *DB) ClaimDeliveries(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]graph.ClaimedDelivery, error) {
 	now := time.Now().UTC()
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_claim", map[string]any{
-		"worker": worker, "now": now, "lease_until": now.Add(lease), "n": int64(n)})
+		"worker": worker, "scope": scope, "now": now, "lease_until": now.Add(lease), "n": int64(n)})
 	if err != nil {
 		return nil, err
 	}

@@ -161,6 +161,7 @@ WHERE n.group_id CONTAINS $mark
    OR (n:Agent AND n.id CONTAINS $mark) OR (n:Team AND n.name CONTAINS $mark)
    OR (n:Principal AND n.id CONTAINS $mark) OR ((n:Episodic OR n:MemoryVersion) AND n.agent_id CONTAINS $mark)
    OR (n:AuditEvent AND (n.subject CONTAINS $mark OR n.actor CONTAINS $mark OR n.space CONTAINS $mark))
+   OR (n:Webhook AND (n.org CONTAINS $mark OR n.requester CONTAINS $mark OR n.agent CONTAINS $mark OR n.team CONTAINS $mark))
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
 const memoryIDs = `
