@@ -82,24 +82,28 @@ func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*
 		if _, err := s.Dir.GetAgent(ctx, c.P.Org, in.AgentID); err != nil {
 			return nil, err
 		}
+		if d := s.Auth.Follow(c.P, c.P.Org.Private(in.AgentID)); d.Effect != access.Allow {
+			return nil, s.deny(ctx, c, in.AgentID, c.P.Org.Private(in.AgentID).GroupID(), d.Reason)
+		}
 		w.Agent = in.AgentID
 		w.GroupIDs = []string{c.P.Org.Private(in.AgentID).GroupID(), c.P.Org.Public(in.AgentID).GroupID()}
 	case in.Team != "":
 		if _, err := s.GetTeam(ctx, c, in.Team); err != nil {
 			return nil, err
 		}
-		group := c.P.Org.Team(in.Team).GroupID()
-		if c.P.Teams[in.Team] == "" {
-			return nil, s.deny(ctx, c, in.Team, group, "only a member of the team may follow its space")
+		team := c.P.Org.Team(in.Team)
+		if d := s.Auth.Follow(c.P, team); d.Effect != access.Allow {
+			return nil, s.deny(ctx, c, in.Team, team.GroupID(), d.Reason)
 		}
 		w.Team = in.Team
-		w.GroupIDs = []string{group}
+		w.GroupIDs = []string{team.GroupID()}
 	default:
-		if d := s.Auth.Admin(c.P); d.Effect != access.Allow {
-			return nil, s.deny(ctx, c, "", "", d.Reason)
+		system := c.P.Org.System()
+		if d := s.Auth.Follow(c.P, system); d.Effect != access.Allow {
+			return nil, s.deny(ctx, c, "", system.GroupID(), d.Reason)
 		}
 		w.Audit = true
-		w.GroupIDs = []string{c.P.Org.System().GroupID()}
+		w.GroupIDs = []string{system.GroupID()}
 	}
 	mine, err := s.Hooks.ListWebhooks(ctx, c.P.Org, c.P.ID, false)
 	if err != nil {
@@ -257,7 +261,7 @@ func (s *Service) WebhookAudience(ctx context.Context, w *graph.Webhook, d *grap
 			return Audience{}, nil
 		}
 		p.Host.Org = w.Org
-		return Audience{Sees: s.Auth.Admin(p).Effect == access.Allow && d.GroupID == w.Org.System().GroupID()}, nil
+		return Audience{Sees: d.GroupID == w.Org.System().GroupID() && s.Auth.Follow(p, w.Org.System()).Effect == access.Allow}, nil
 	}
 	facts, err := s.Dir.ResolvePrincipal(ctx, w.Org, w.Requester)
 	if err != nil {
