@@ -5,7 +5,7 @@
 // CALL (ev) { ... }; with no webhook it writes nothing.
   MATCH (w:Webhook)
   WHERE ev.group_id IN w.group_ids AND ev.kind IN w.events
-  CREATE (:WebhookDelivery {id: randomUUID(), event_id: ev.id, webhook_id: w.id, org: w.org, kind: ev.kind,
+  CREATE (:WebhookDelivery {id: randomUUID(), event_id: ev.id, webhook_id: w.id, org: w.org, requester: w.requester, kind: ev.kind,
           group_id: ev.group_id, subject: ev.subject, agent: ev.agent, memory: ev.memory, actor: ev.actor,
           space: ev.space, reason: ev.reason, at: ev.at, status: 'pending', next_at: ev.at,
           attempt_at: [], attempt_status: [], attempt_error: [], attempt_ms: []})

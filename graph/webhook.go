@@ -99,8 +99,8 @@ type Webhooks interface {
 	// Deliveries lists a webhook's deliveries about spaces in vis, newest first, at
 	// most limit.
 	Deliveries(ctx context.Context, org Org, id string, vis Visible, limit int) ([]*Delivery, error)
-	// ClaimDeliveries leases up to n pending deliveries that are due, of spaces whose
-	// group_id starts with scope ("" all), to worker.
+	// ClaimDeliveries leases up to n pending deliveries that are due, to webhooks of
+	// requesters whose id contains scope ("" all), to worker.
 	ClaimDeliveries(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]ClaimedDelivery, error)
 	// FinishDelivery records an attempt (nil for none) of worker's leased delivery and
 	// its new state: status delivered, failed or dropped, or pending again at next. The

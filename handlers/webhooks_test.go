@@ -76,7 +76,7 @@ func (w *hookWorld) agent(c client, name string) string {
 func (w *hookWorld) deliver(adjust func(*webhook.Deliverer)) (stop func()) {
 	d := &webhook.Deliverer{Store: neo4jtest.DB(w.t), Service: w.svc, Guard: webhook.Guard{AllowPrivate: true},
 		Log: neo4jtest.Logger(w.t), Workers: 4, Timeout: 2 * time.Second, Poll: 20 * time.Millisecond,
-		BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Horizon: time.Minute, Scope: w.scope()}
+		BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Horizon: time.Minute, Scope: w.mark}
 	if adjust != nil {
 		adjust(d)
 	}
@@ -499,7 +499,7 @@ func TestWebhook_DeliversAfterRestart(t *testing.T) {
 		t.Fatalf("deliveries before any deliverer: %+v, want two pending, untried", ds)
 	}
 	// A process that leased one of them died before sending it.
-	claimed, err := neo4jtest.DB(t).ClaimDeliveries(context.Background(), "dead-"+w.mark, w.scope(), 500*time.Millisecond, 1)
+	claimed, err := neo4jtest.DB(t).ClaimDeliveries(context.Background(), "dead-"+w.mark, w.mark, 500*time.Millisecond, 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("leasing one delivery as a process about to die: %v, %v", claimed, err)
 	}

@@ -45,8 +45,8 @@ type Deliverer struct {
 	Horizon time.Duration
 	// Retention is how long finished deliveries are kept for GET .../deliveries.
 	Retention time.Duration
-	// Scope limits the deliverer to the spaces whose group_id starts with it ("" all):
-	// tests, each in an organization of its own.
+	// Scope limits the deliverer to the webhooks of requesters whose id contains it
+	// ("" all): tests, whose ids carry a mark of their own.
 	Scope string
 	// OnAttempt, when set, hears of each attempt's outcome (metrics): delivered,
 	// retry, failed, dropped or error.
