@@ -122,7 +122,7 @@ type world struct {
 	svc      *service.Service    // the server's, for what happens between resolution and change
 	hooks    *resolveHook
 	listed   map[string]map[string]string // principal -> path -> group_id of what list and search showed it
-	webhooks *matrixHooks                 // what subscribe registered and webhook_event received
+	webhooks *hookSink                    // what subscribe registered and webhook_event received
 }
 
 // matrixRule is the visibility rule of the matrix's server: a US social security
@@ -257,7 +257,7 @@ func newWorld(t *testing.T) *world {
 		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{},
 		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
 		svc: svc, hooks: hooks, listed: map[string]map[string]string{}}
-	w.webhooks = newMatrixHooks(t)
+	w.webhooks = newHookSink(t)
 	neo4jtest.Forget(t, w.suffix) // registered first, so it runs after ingestion has stopped
 	for _, col := range m.Spaces {
 		agent, visibility, team := w.spaceArgs(col)

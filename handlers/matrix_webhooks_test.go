@@ -20,23 +20,24 @@ import (
 	"github.com/memgate/memgate/webhook"
 )
 
-// matrixHooks is the receiver of the matrix's webhooks: one path per principal and
-// column, each request verified with its webhook's secret (Standard Webhooks).
-type matrixHooks struct {
+// hookSink is a receiver of many webhooks (the matrix's, the probe's): one path per
+// webhook, each request verified with its webhook's secret (Standard Webhooks).
+type hookSink struct {
 	t       *testing.T
 	srv     *httptest.Server
 	mu      sync.Mutex
 	secrets map[string]string            // path -> secret
 	ids     map[string]string            // path -> webhook id
 	got     map[string][]webhook.Payload // path -> what arrived verified
+	raw     map[string][]string          // path -> the bodies that arrived verified
 	forged  []string
-	events  map[string]string // column -> the subject of the event made about it
-	sent    bool              // the events are made and every delivery of them finished
+	events  map[string]string // the matrix: column -> the subject of the event made about it
+	sent    bool              // the matrix: the events are made and every delivery of them finished
 }
 
-func newMatrixHooks(t *testing.T) *matrixHooks {
-	h := &matrixHooks{t: t, secrets: map[string]string{}, ids: map[string]string{}, got: map[string][]webhook.Payload{},
-		events: map[string]string{}}
+func newHookSink(t *testing.T) *hookSink {
+	h := &hookSink{t: t, secrets: map[string]string{}, ids: map[string]string{}, got: map[string][]webhook.Payload{},
+		raw: map[string][]string{}, events: map[string]string{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
@@ -55,6 +56,7 @@ func newMatrixHooks(t *testing.T) *matrixHooks {
 			return
 		}
 		h.got[r.URL.Path] = append(h.got[r.URL.Path], p)
+		h.raw[r.URL.Path] = append(h.raw[r.URL.Path], string(body))
 	}))
 	t.Cleanup(h.srv.Close)
 	return h
