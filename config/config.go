@@ -52,6 +52,9 @@ type Webhooks struct {
 	BackoffMax   time.Duration `yaml:"backoff_max"` // the longest wait between attempts
 	Horizon      time.Duration `yaml:"horizon"`     // how long after its event a delivery is retried
 	Retention    time.Duration `yaml:"retention"`   // how long finished deliveries are kept
+	// Scope limits this process's deliveries to the webhooks of requesters whose id
+	// contains it ("" all): tests and staged rollouts.
+	Scope string `yaml:"scope"`
 }
 
 // Limits are quotas on what requesters may do.
@@ -281,6 +284,7 @@ var defaults = map[string]any{
 	"webhooks.backoff_max":                   "1h",
 	"webhooks.horizon":                       "24h",
 	"webhooks.retention":                     "168h",
+	"webhooks.scope":                         "",
 }
 
 // Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it

@@ -131,14 +131,16 @@ func TestProbe_NoLeaks(t *testing.T) {
 		teamSeed.memory = a.ID
 		seeds = append(seeds, teamSeed)
 	}
-	// Webhooks: every principal follows every agent of its organization, content
-	// included, and the team where it is a member; the admins their audit events. What
-	// each receives is checked after the sweep (probeHooks.check).
+	// Webhooks: every principal follows, content included, its own agent, alice's
+	// (whose private space bob is about to be shared) and bob's (whose memories are
+	// withdrawn) of its organization, and the team where it is a member; the admins
+	// their audit events. What each receives is checked after the sweep
+	// (probeHooks.check).
 	hooks := &probeHooks{sink: newHookSink(t), suffix: suffix}
 	for _, who := range names {
-		var agents []string
-		for _, other := range names {
-			if ps[other].org == ps[who].org {
+		agents := []string{ps[who].agent}
+		for _, other := range []string{"alice", "bob", "globex-alice", "globex-bob"} {
+			if ps[other].org == ps[who].org && ps[other].agent != ps[who].agent {
 				agents = append(agents, ps[other].agent)
 			}
 		}

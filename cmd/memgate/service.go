@@ -199,7 +199,7 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 func newDeliverer(cfg *config.Config, db *neo4jstore.DB, svc *service.Service, guard webhook.Guard, log *slog.Logger) *webhook.Deliverer {
 	w := cfg.Webhooks
 	return &webhook.Deliverer{Store: db, Service: svc, Guard: guard, Log: log, Workers: w.Workers, Timeout: w.Timeout,
-		Poll: w.Poll, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax, Horizon: w.Horizon, Retention: w.Retention}
+		Poll: w.Poll, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax, Horizon: w.Horizon, Retention: w.Retention, Scope: w.Scope}
 }
 
 // visibilityRules compiles memory.visibility_rules (config.Load has checked them).
