@@ -504,11 +504,11 @@ func TestWebhook_DeliversAfterRestart(t *testing.T) {
 		t.Fatalf("leasing one delivery as a process about to die: %v, %v", claimed, err)
 	}
 	w.deliver(nil)
-	got := r.wait("both events", func(ps []webhook.Payload) bool {
+	r.wait("both events", func(ps []webhook.Payload) bool {
 		return len(of(ps, "memory.done", before)) > 0 && len(of(ps, "memory.done", leased)) > 0
 	})
 	waitDelivered(t, alice, hook.ID, 2)
-	if got = r.payloads(); len(got) != 2 {
+	if got := r.payloads(); len(got) != 2 {
 		t.Errorf("received %s, want each event once", describeHooks(got))
 	}
 }
