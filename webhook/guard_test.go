@@ -87,7 +87,7 @@ func TestGuard_Client(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	start := time.Now()
-	_, err = webhook.Guard{AllowPrivate: true}.Client(200 * time.Millisecond).Post(slow.URL, "application/json", nil)
+	_, err = webhook.Guard{AllowPrivate: true}.Client(200*time.Millisecond).Post(slow.URL, "application/json", nil)
 	var timeout interface{ Timeout() bool }
 	if !errors.As(err, &timeout) || !timeout.Timeout() || time.Since(start) > 2*time.Second {
 		t.Errorf("a slow receiver: %v after %v, want a timeout at 200 ms", err, time.Since(start))
