@@ -804,7 +804,8 @@ func TestWebhook_Routes(t *testing.T) {
 }
 
 // TestWebhook_ErasedWithItsSubject: deleting an agent deletes the webhooks following it
-// and the pending deliveries about its spaces; erasing a requester deletes its webhooks.
+// and the pending deliveries about its spaces; erasing a requester deletes its webhooks;
+// dissolving a team, the webhooks following it.
 func TestWebhook_ErasedWithItsSubject(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t, nil)
@@ -831,5 +832,13 @@ func TestWebhook_ErasedWithItsSubject(t *testing.T) {
 	admin.must(http.StatusOK, "DELETE", "/v1/requesters/"+bob.requester, nil, nil)
 	if n := neo4jtest.Count(t, `MATCH (w:Webhook {id: $id}) RETURN count(w)`, map[string]any{"id": bobs.ID}); n != 0 {
 		t.Errorf("the erased requester's webhook remains")
+	}
+	team := "crew-" + w.mark
+	admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": team}, nil)
+	admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+team+"/members/"+alice.requester, map[string]any{"role": "writer"}, nil)
+	onTeam := subscribe(alice, r, map[string]any{"team": team, "events": []string{"memory.done"}})
+	admin.must(http.StatusOK, "DELETE", "/v1/teams/"+team, nil, nil)
+	if s, _ := alice.do("GET", "/v1/webhooks/"+onTeam.ID, nil); s != http.StatusNotFound {
+		t.Errorf("the dissolved team's webhook: %d, want 404", s)
 	}
 }
