@@ -95,6 +95,7 @@ func (m *Main) Open(ctx context.Context) error {
 	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = m.DB, keys, guard.CheckURL
 	if cfg.Webhooks.Workers > 0 {
 		deliverer := newDeliverer(cfg, m.DB, svc, guard, m.Log)
+		deliverer.OnAttempt = metrics.WebhookOutcome
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
