@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -57,6 +58,8 @@ type Deliverer struct {
 }
 
 // Run delivers until ctx ends, then returns once every attempt under way has ended.
+// It claims only for free places: while every worker is busy it waits for one to
+// finish, and while nothing is due it polls every Poll.
 func (d *Deliverer) Run(ctx context.Context) {
 	d.id = workerID()
 	d.client = d.Guard.Client(d.Timeout)
@@ -64,7 +67,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 	pruned := time.Time{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	slots := make(chan struct{}, d.Workers)
+	var busy atomic.Int64
+	finished := make(chan struct{}, 1) // a worker is free again
 	for ctx.Err() == nil {
 		if time.Since(pruned) > time.Hour && d.Retention > 0 {
 			pruned = time.Now()
@@ -74,21 +78,34 @@ func (d *Deliverer) Run(ctx context.Context) {
 				d.Log.Info("pruned webhook deliveries", "deliveries", n)
 			}
 		}
-		// Claim only for free places, so nothing waits leased while workers are busy.
-		free := d.Workers - len(slots)
+		free := d.Workers - int(busy.Load())
+		if free <= 0 {
+			select {
+			case <-ctx.Done():
+			case <-finished:
+			}
+			continue
+		}
 		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
 		}
 		for _, c := range claimed {
-			slots <- struct{}{}
+			busy.Add(1)
 			wg.Add(1)
 			go func() {
-				defer func() { <-slots; wg.Done() }()
+				defer func() {
+					busy.Add(-1)
+					wg.Done()
+					select {
+					case finished <- struct{}{}:
+					default:
+					}
+				}()
 				d.deliver(ctx, c)
 			}()
 		}
-		if len(claimed) > 0 && len(claimed) == free {
+		if err == nil && len(claimed) == free {
 			continue // more may be due
 		}
 		select {
