@@ -239,12 +239,43 @@ type Audience struct {
 	Content *string
 }
 
+// Subscribers resolves the principals of webhooks' subscribers, each once however
+// many deliveries ask for it: one per batch of claimed deliveries, so every decision
+// is made on facts read just before the batch is sent.
+type Subscribers struct {
+	s     *Service
+	facts map[string]graph.PrincipalFacts
+}
+
+// Subscribers returns an empty set of resolved subscribers.
+func (s *Service) Subscribers() *Subscribers {
+	return &Subscribers{s: s, facts: map[string]graph.PrincipalFacts{}}
+}
+
+func (r *Subscribers) resolve(ctx context.Context, org graph.Org, requester string) (graph.PrincipalFacts, error) {
+	key := string(org) + "\x00" + requester
+	if f, ok := r.facts[key]; ok {
+		return f, nil
+	}
+	f, err := r.s.Dir.ResolvePrincipal(ctx, org, requester)
+	if err == nil {
+		r.facts[key] = f
+	}
+	return f, err
+}
+
 // WebhookAudience decides d for w's subscriber with the Authorizer, as a request of
 // the subscriber's would be: an agent's or team's webhook while its requester's
 // principal (its stored facts; memberships a host asserted for one request do not
 // count) sees the space, an audit webhook while the host key that registered it is
 // configured and admin. An error denies (the delivery is tried again later).
 func (s *Service) WebhookAudience(ctx context.Context, w *graph.Webhook, d *graph.Delivery) (Audience, error) {
+	return s.Subscribers().Audience(ctx, w, d)
+}
+
+// Audience is WebhookAudience with the subscribers resolved once.
+func (r *Subscribers) Audience(ctx context.Context, w *graph.Webhook, d *graph.Delivery) (Audience, error) {
+	s := r.s
 	if d.GroupID == "" || !slices.Contains(w.GroupIDs, d.GroupID) {
 		return Audience{}, nil
 	}
@@ -263,7 +294,7 @@ func (s *Service) WebhookAudience(ctx context.Context, w *graph.Webhook, d *grap
 		p.Host.Org = w.Org
 		return Audience{Sees: d.GroupID == w.Org.System().GroupID() && s.Auth.Follow(p, w.Org.System()).Effect == access.Allow}, nil
 	}
-	facts, err := s.Dir.ResolvePrincipal(ctx, w.Org, w.Requester)
+	facts, err := r.resolve(ctx, w.Org, w.Requester)
 	if err != nil {
 		return Audience{}, err
 	}

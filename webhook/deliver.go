@@ -90,7 +90,14 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
 		}
-		for _, c := range claimed {
+		// The batch's subscribers are resolved once each, just before it is sent.
+		subscribers := d.Service.Subscribers()
+		audiences := make([]service.Audience, len(claimed))
+		errs := make([]error, len(claimed))
+		for i, c := range claimed {
+			audiences[i], errs[i] = subscribers.Audience(ctx, c.Webhook, c.Delivery)
+		}
+		for i, c := range claimed {
 			busy.Add(1)
 			wg.Add(1)
 			go func() {
@@ -102,7 +109,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 					default:
 					}
 				}()
-				d.deliver(ctx, c)
+				d.deliver(ctx, c, audiences[i], errs[i])
 			}()
 		}
 		if err == nil && len(claimed) == free {
@@ -128,9 +135,10 @@ func (d *Deliverer) outcome(o string) {
 	}
 }
 
-// deliver makes one attempt at c and records it. Finishing uses a context of its own,
-// so a shutdown during the attempt still records it (or leaves the lease to expire).
-func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery) {
+// deliver makes one attempt at c, whose audience was decided as aud (or could not be:
+// err), and records it. Finishing uses a context of its own, so a shutdown during the
+// attempt still records it (or leaves the lease to expire).
+func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery, aud service.Audience, err error) {
 	del, w := c.Delivery, c.Webhook
 	log := d.Log.With("webhook_id", w.ID, "delivery_id", del.ID, "event_id", del.EventID, "kind", del.Kind)
 	finish := func(a *graph.Attempt, status string, next time.Time) {
@@ -140,7 +148,6 @@ func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery) {
 			log.Warn("recording a webhook attempt", "error", err.Error())
 		}
 	}
-	aud, err := d.Service.WebhookAudience(ctx, w, del)
 	if err != nil {
 		if ctx.Err() != nil {
 			return // shutting down: the lease expires and another process sends it
