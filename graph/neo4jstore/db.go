@@ -39,6 +39,7 @@ type DB struct {
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
 	commits  *batch.Batcher[*graph.Episode, error]
+	finishes *batch.Batcher[finish, bool] // webhook attempts recorded together
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -122,13 +123,14 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 	cancel()
 	db := &DB{driver: driver, database: opts.Database, queries: queries, log: log}
 	db.commits = db.newCommits()
+	db.finishes = batch.New(maxGroup, groupCommitTimeout, db.finishTogether)
 	return db, nil
 }
 
 // Close waits for the group commits under way, then closes the driver, within ctx's
 // deadline.
 func (db *DB) Close(ctx context.Context) error {
-	waited := db.commits.Close(ctx)
+	waited := errors.Join(db.commits.Close(ctx), db.finishes.Close(ctx))
 	return errors.Join(waited, db.driver.Close(ctx))
 }
 

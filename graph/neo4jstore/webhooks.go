@@ -2,6 +2,7 @@ package neo4jstore
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -98,21 +99,58 @@ func (db *DB) ClaimDeliveries(ctx context.Context, worker, scope string, lease t
 	return out, nil
 }
 
+// finish is one delivery's attempt to record (FinishDelivery).
+type finish struct {
+	id, worker, status string
+	attempt            *graph.Attempt
+	next               time.Time
+}
+
+// FinishDelivery records the attempt in the next group of finishes: the deliveries
+// finished at the same time are recorded in one transaction (one commit), as the
+// episodes' writes are.
 func (db *DB) FinishDelivery(ctx context.Context, id, worker string, a *graph.Attempt, status string, next time.Time) error {
-	var attempt any
-	if a != nil {
-		attempt = map[string]any{"at": a.At.UTC(), "status": int64(a.StatusCode), "error": a.Error, "ms": a.Millis}
-	}
-	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_finish", map[string]any{
-		"id": id, "worker": worker, "attempt": attempt, "status": status, "next": next.UTC(),
-		"keep": int64(keptAttempts), "now": time.Now().UTC()})
+	held, err := db.finishes.Call(ctx, finish{id: id, worker: worker, status: status, attempt: a, next: next})
 	if err != nil {
-		return err
+		return db.storeError("webhook_finish", err)
 	}
-	if len(records) == 0 {
+	if !held {
 		return graph.Errorf(graph.ECONFLICT, "the lease on this delivery was lost")
 	}
 	return nil
+}
+
+// finishTogether records a group of finishes in one transaction, in the order of
+// their ids (one lock order for every group), and says which were held.
+func (db *DB) finishTogether(ctx context.Context, fs []finish) ([]bool, error) {
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return fs[order[a]].id < fs[order[b]].id })
+	rows := make([]any, 0, len(fs))
+	for _, i := range order {
+		f := fs[i]
+		var attempt any
+		if a := f.attempt; a != nil {
+			attempt = map[string]any{"at": a.At.UTC(), "status": int64(a.StatusCode), "error": a.Error, "ms": a.Millis}
+		}
+		rows = append(rows, map[string]any{"id": f.id, "worker": f.worker, "attempt": attempt, "status": f.status, "next": f.next.UTC()})
+	}
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_finish", map[string]any{
+		"rows": rows, "keep": int64(keptAttempts), "now": time.Now().UTC()})
+	if err != nil {
+		return nil, err
+	}
+	recorded := map[string]bool{}
+	for _, r := range records {
+		recorded[str(r.Values[0])] = true
+	}
+	out := make([]bool, len(fs))
+	for i, f := range fs {
+		out[i] = recorded[f.id]
+	}
+	return out, nil
 }
 
 func (db *DB) PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
