@@ -27,7 +27,8 @@ import (
 // claims, checks (the subscriber's principal resolved, the Authorizer asked) and posts of
 // the deliveries, all share Neo4j and the CPU with ingestion. A warm-up corpus first (the
 // JVM's JIT, see BenchmarkPipeline). MG_BENCH_WEBHOOK_EPISODES (default 1000) and
-// MG_BENCH_WEBHOOK_ROUNDS (default 3) size it; no LLM latency, 16 workers.
+// MG_BENCH_WEBHOOK_ROUNDS (default 3) size it; no LLM latency, 16 workers;
+// MG_BENCH_WEBHOOK_OUTBOX_ONLY=1 measures the outbox's writes without a deliverer.
 func BenchmarkWebhookOverhead(b *testing.B) {
 	episodes, rounds := envInt("MG_BENCH_WEBHOOK_EPISODES", 1000), envInt("MG_BENCH_WEBHOOK_ROUNDS", 3)
 	for start := time.Now(); time.Since(start) < time.Minute; {
@@ -46,7 +47,7 @@ func BenchmarkWebhookOverhead(b *testing.B) {
 		// webhook (the deliverer keeps sending after the runner stopped; the wait is
 		// reported as the drain).
 		waited := time.Now()
-		for hooks.received.Load() < int64(episodes) {
+		for !outboxOnly() && hooks.received.Load() < int64(episodes) {
 			if time.Since(waited) > 5*time.Minute {
 				b.Fatalf("%d of %d deliveries after 5 minutes", hooks.received.Load(), episodes)
 			}
@@ -93,6 +94,10 @@ func subscribeAll(b *testing.B, p *pipe) *hooked {
 			b.Fatal(err)
 		}
 	}
+	if outboxOnly() {
+		h.stop = srv.Close
+		return h
+	}
 	svc := &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: p.db, Mem: p.db, Hooks: p.db, Log: neo4jtest.Logger(b), Now: time.Now}
 	d := &webhook.Deliverer{Store: p.db, Service: svc, Guard: webhook.Guard{AllowPrivate: true}, Log: neo4jtest.Logger(b),
 		Workers: 4, Timeout: 10 * time.Second, Poll: 500 * time.Millisecond, BackoffMin: 5 * time.Second, BackoffMax: time.Hour,
@@ -103,6 +108,10 @@ func subscribeAll(b *testing.B, p *pipe) *hooked {
 	h.stop = func() { cancel(); <-done; srv.Close() }
 	return h
 }
+
+// outboxOnly (MG_BENCH_WEBHOOK_OUTBOX_ONLY=1) runs no deliverer: the cost of writing
+// the outbox alone.
+func outboxOnly() bool { return os.Getenv("MG_BENCH_WEBHOOK_OUTBOX_ONLY") == "1" }
 
 func envInt(name string, def int) int {
 	var n int
