@@ -74,6 +74,12 @@ type Authorizer interface {
 	// host, or the requester itself through its own end user's JWT (a host key naming
 	// it is not the person asking).
 	EraseRequester(p Principal, id string) Decision
+	// Follow decides registering a webhook that follows space: an agent's private or
+	// public space (whose events reach the subscriber only while Visible holds them,
+	// decided when each is sent), a team's space for a stored member (a membership
+	// its host asserts holds for one request, not for the deliveries after it), the
+	// organization's system space (its audit events) for an admin host.
+	Follow(p Principal, space graph.Space) Decision
 	// CraftedTargets returns the group_ids that query names with agent:<id> or
 	// team:<name> tokens and that lie outside what p may read.
 	CraftedTargets(p Principal, query string) []string
@@ -296,6 +302,30 @@ func (pol Policy) Admin(p Principal) Decision {
 		return allow(graph.Space{})
 	}
 	return deny("this route needs an admin host key")
+}
+
+func (pol Policy) Follow(p Principal, s graph.Space) Decision {
+	if s.Org != p.Org {
+		return deny(foreignSpace)
+	}
+	switch s.Kind {
+	case graph.SpacePrivate, graph.SpacePublic:
+		return allow(s)
+	case graph.SpaceTeam:
+		if p.Teams[s.Team] == "" {
+			return deny("only a member of the team may follow its space")
+		}
+		if p.Asserted[s.Team] != "" {
+			return deny("a webhook follows stored memberships only; a membership the host asserts holds for one request")
+		}
+		return allow(s)
+	case graph.SpaceSystem:
+		if d := pol.Admin(p); d.Effect != Allow {
+			return deny("audit events need an admin host key")
+		}
+		return allow(s)
+	}
+	return deny("no webhook follows a " + string(s.Kind) + " space")
 }
 
 var spaceToken = regexp.MustCompile(`\b(agent|team):([a-z0-9][a-z0-9_-]{0,62})`)

@@ -143,6 +143,11 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	if c.Want == "400" {
 		return accesstest.Undecided
 	}
+	if c.Operation == "subscribe" || c.Operation == "webhook_event" {
+		// The delivery is judged on the stored facts alone: what a host asserted held
+		// for the request that registered the webhook.
+		return pt.webhook(c, p, access.NewPrincipal(pr.Requester, host, facts))
+	}
 	if p.Org != graph.DefaultOrg {
 		// A principal of another organization: the world's agents and teams do not
 		// exist for it (the store's 404, and what a list or search of them answers is
@@ -315,6 +320,42 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		return effect(pol.Promote(p, s, graph.DefaultOrg.Team(m.PromoteToTeam)))
 	}
 	return "unknown operation " + c.Operation
+}
+
+// webhook decides a webhook cell: subscribe is the registration of a webhook that
+// follows the column's space (Follow; a team p cannot see is the service's 404),
+// webhook_event whether an event about that space is sent to it (stored sees the
+// space; an audit webhook is sent its own organization's events only).
+func (pt policyTier) webhook(c accesstest.Cell, p, stored access.Principal) string {
+	pol, w := pt.pol, pt.m.World
+	s := matrixSpace(w, c.Column)
+	world := s
+	if p.Org != graph.DefaultOrg {
+		if s.Kind != graph.SpaceSystem {
+			return accesstest.Undecided // the world's agents and teams: the store's 404
+		}
+		s = p.Org.System() // an admin registers its own organization's audit webhook
+	}
+	if s.Kind == graph.SpaceTeam {
+		if _, ok := w.Teams[s.Team]; !ok {
+			return accesstest.Undecided // a team that does not exist: the store's 404
+		}
+		if p.Teams[s.Team] == "" && w.TeamOwner(s.Team) != p.ID && pol.Admin(p).Effect != access.Allow {
+			return "404" // GetTeam's rule: members, its owner and admin hosts see it
+		}
+	}
+	if got := effect(pol.Follow(p, s)); got != "allow" || c.Operation == "subscribe" {
+		return got
+	}
+	switch {
+	case world.GroupID() != s.GroupID():
+		return "dropped" // another organization's audit webhook
+	case s.Kind == graph.SpaceSystem && pol.Follow(stored, s).Effect == access.Allow:
+		return "received"
+	case s.Kind != graph.SpaceSystem && pol.Visible(stored).Contains(s.GroupID()):
+		return "received"
+	}
+	return "dropped"
 }
 
 func effect(d access.Decision) string {

@@ -192,6 +192,20 @@ func NewKeyring(specs []KeySpec, tokens TokenVerifier) (*Keyring, error) {
 	return k, nil
 }
 
+// Host returns the configured host key named name (DevHost in dev mode), and false
+// when there is none.
+func (k *Keyring) Host(name string) (Host, bool) {
+	if k.DevMode() {
+		return DevHost, name == DevHost.Name
+	}
+	for _, h := range k.hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
+
 // jwtHostPrefix starts the host name of a request authenticated by a JWT: "jwt:"
 // and the requester, so each end user has a rate limit and an audit trail of its own.
 const jwtHostPrefix = "jwt:"

@@ -35,6 +35,26 @@ type Config struct {
 	Memory   Memory   `yaml:"memory"`
 	Ingest   Ingest   `yaml:"ingest"`
 	Limits   Limits   `yaml:"limits"`
+	Webhooks Webhooks `yaml:"webhooks"`
+}
+
+// Webhooks configures the delivery of webhook events from the outbox.
+type Webhooks struct {
+	// Workers is how many deliveries this process sends at once; 0: it sends none
+	// (another process does), though it still writes the outbox.
+	Workers int `yaml:"workers"`
+	// AllowPrivate lets webhooks reach loopback, private and link-local addresses
+	// (SSRF protection off): for development and tests only.
+	AllowPrivate bool          `yaml:"allow_private"`
+	Timeout      time.Duration `yaml:"timeout"`     // one attempt, connection to answer
+	Poll         time.Duration `yaml:"poll"`        // how often an idle deliverer looks for due deliveries
+	BackoffMin   time.Duration `yaml:"backoff_min"` // the first retry's wait, doubled per attempt
+	BackoffMax   time.Duration `yaml:"backoff_max"` // the longest wait between attempts
+	Horizon      time.Duration `yaml:"horizon"`     // how long after its event a delivery is retried
+	Retention    time.Duration `yaml:"retention"`   // how long finished deliveries are kept
+	// Scope limits this process's deliveries to the webhooks of requesters whose id
+	// contains it ("" all): tests and staged rollouts.
+	Scope string `yaml:"scope"`
 }
 
 // Limits are quotas on what requesters may do.
@@ -256,6 +276,15 @@ var defaults = map[string]any{
 	"ingest.scope":                           "",
 	"ingest.entity_types":                    []map[string]any{},
 	"memory.visibility_rules":                []map[string]any{},
+	"webhooks.workers":                       4,
+	"webhooks.allow_private":                 false,
+	"webhooks.timeout":                       "10s",
+	"webhooks.poll":                          "500ms",
+	"webhooks.backoff_min":                   "5s",
+	"webhooks.backoff_max":                   "1h",
+	"webhooks.horizon":                       "24h",
+	"webhooks.retention":                     "168h",
+	"webhooks.scope":                         "",
 }
 
 // Load reads the YAML file at path (none when path is empty; then ./memgate.yaml if it
@@ -565,6 +594,12 @@ func (c *Config) Validate() error {
 		"embedder.timeout":           c.Embedder.Timeout,
 		"ingest.lease":               c.Ingest.Lease,
 		"ingest.poll":                c.Ingest.Poll,
+		"webhooks.timeout":           c.Webhooks.Timeout,
+		"webhooks.poll":              c.Webhooks.Poll,
+		"webhooks.backoff_min":       c.Webhooks.BackoffMin,
+		"webhooks.backoff_max":       c.Webhooks.BackoffMax,
+		"webhooks.horizon":           c.Webhooks.Horizon,
+		"webhooks.retention":         c.Webhooks.Retention,
 		"auth.jwt.refresh":           c.Auth.JWT.Refresh,
 	} {
 		if d <= 0 {
@@ -690,6 +725,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Memory.PageSizeDefault > c.Memory.PageSizeMax {
 		add("memory.page_size_default", "%d is above memory.page_size_max %d", c.Memory.PageSizeDefault, c.Memory.PageSizeMax)
+	}
+	if c.Webhooks.Workers < 0 {
+		add("webhooks.workers", "must not be negative, got %d", c.Webhooks.Workers)
+	}
+	if c.Webhooks.BackoffMin > c.Webhooks.BackoffMax {
+		add("webhooks.backoff_min", "%v is above webhooks.backoff_max %v", c.Webhooks.BackoffMin, c.Webhooks.BackoffMax)
 	}
 	if c.Ingest.Workers < 0 {
 		add("ingest.workers", "must not be negative, got %d", c.Ingest.Workers)

@@ -3,7 +3,7 @@
 // (requester_id, host_key: its end-user JWT host $jwt_host), changed (updated_by,
 // replaced_by) or promoted (promoted_by, or promoted_from_group_id: its shared space
 // $shared), a conflict it resolved (resolved_by). Each property is looked up in its
-// own index (011_erasure); UNION keeps each node once.
+// own index (012_erasure); UNION keeps each node once.
 CALL () {
   MATCH (n:Episodic {requester_id: $id}) RETURN n
   UNION

@@ -28,4 +28,17 @@ FOREACH (x IN episodes | DETACH DELETE x)
 FOREACH (x IN entities | DETACH DELETE x)
 FOREACH (x IN conflicts | DETACH DELETE x)
 DETACH DELETE a
+// The webhooks following the agent, and every delivery about its spaces: nothing about
+// them is sent after the erasure.
+WITH episodes
+CALL () {
+  MATCH (w:Webhook {org: $org, agent: $id})
+  OPTIONAL MATCH (d:WebhookDelivery {webhook_id: w.id})
+  DETACH DELETE w, d
+}
+CALL () {
+  MATCH (d:WebhookDelivery)
+  WHERE d.group_id IN $group_ids
+  DETACH DELETE d
+}
 RETURN size(episodes) AS episodes

@@ -15,4 +15,13 @@ SET o.valid_at = $old.valid_at, o.invalid_at = $old.invalid_at, o.expired_at = $
 SET o.conflicts = [x IN coalesce(o.conflicts, []) WHERE x <> c.uuid],
     n.conflicts = [x IN coalesce(n.conflicts, []) WHERE x <> c.uuid],
     c.keep = $keep, c.resolved_by = $by, c.resolved_at = $now
+// conflict.resolved (webhook_emit).
+WITH c
+CALL (c) {
+  WITH {id: randomUUID(), kind: 'conflict.resolved', group_id: c.group_id, subject: c.uuid, memory: c.episode,
+        at: $now} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
+}
 RETURN c {.*} AS c

@@ -23,4 +23,13 @@ CALL (e) {
   SET x.group_id = $group_id
 }
 SET e.group_id = $group_id
+// memory.updated, about the space it is in now (webhook_emit).
+WITH e
+CALL (e) {
+  WITH {id: randomUUID(), kind: 'memory.updated', group_id: e.group_id, subject: e.uuid, agent: e.agent_id,
+        at: datetime()} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
+}
 RETURN e

@@ -46,8 +46,18 @@ CALL () {
   // its two facts, open (keep null) until resolved.
   UNWIND $conflicts AS c
   MERGE (x:Conflict {uuid: c.uuid})
-  ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode
+  ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode,
+                x._opened = true
   SET x.group_id = c.group_id
+  // conflict.opened, once: when this statement created it (webhook_emit).
+  WITH x
+  WHERE x._opened
+  REMOVE x._opened
+  WITH {id: randomUUID(), kind: 'conflict.opened', group_id: x.group_id, subject: x.uuid, memory: x.episode,
+        at: $now} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
 }
 CALL () {
   // The episodes, done, with what their attempt cost added to their totals.
@@ -57,6 +67,12 @@ CALL () {
       e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null
   WITH e, x.cost AS cost
   {{cost_add}}
+  // memory.done (webhook_emit).
+  WITH {id: randomUUID(), kind: 'memory.done', group_id: e.group_id, subject: e.uuid, agent: e.agent_id,
+        at: $now} AS ev
+  CALL (ev) {
+{{webhook_emit}}
+  }
 }
 CALL () {
   // The episodes whose attempt lost its lease (episode_lease_check locked them): their

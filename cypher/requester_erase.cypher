@@ -20,6 +20,17 @@ CALL () {
   DETACH DELETE c
 }
 CALL () {
+  // Its webhooks and their deliveries, and every delivery about its shared space.
+  MATCH (w:Webhook {org: $org, requester: $id})
+  OPTIONAL MATCH (d:WebhookDelivery {webhook_id: w.id})
+  DETACH DELETE w, d
+}
+CALL () {
+  MATCH (d:WebhookDelivery)
+  WHERE d.group_id = $shared
+  DETACH DELETE d
+}
+CALL () {
   MATCH (p:Principal {org: $org, id: $id})
   DETACH DELETE p
 }

@@ -38,6 +38,17 @@ CALL () {
   WHERE c.group_id = $group_id
   DETACH DELETE c
 }
+CALL () {
+  // The webhooks following the team, and every delivery about its space.
+  MATCH (w:Webhook {org: $org, team: $name})
+  OPTIONAL MATCH (d:WebhookDelivery {webhook_id: w.id})
+  DETACH DELETE w, d
+}
+CALL () {
+  MATCH (d:WebhookDelivery)
+  WHERE d.group_id = $group_id
+  DETACH DELETE d
+}
 MATCH (t:Team {org: $org, name: $name})
 DETACH DELETE t
 RETURN count(*) AS deleted

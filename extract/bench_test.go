@@ -53,6 +53,12 @@ func BenchmarkPipeline(b *testing.B) {
 
 // benchPipeline ingests one corpus and returns how long the runner took.
 func benchPipeline(b *testing.B, latency time.Duration, workers, episodes int) time.Duration {
+	return benchPipelineWith(b, latency, workers, episodes, nil)
+}
+
+// benchPipelineWith is benchPipeline with hooked, when not nil, run once the corpus
+// is stored and before the runner starts (untimed).
+func benchPipelineWith(b *testing.B, latency time.Duration, workers, episodes int, hooked func(*pipe)) time.Duration {
 	b.StopTimer()
 	p := newPipe(b)
 	p.llm.Latency(latency)
@@ -76,6 +82,9 @@ func benchPipeline(b *testing.B, latency time.Duration, workers, episodes int) t
 			eps = append(eps, p.add(p.space(fmt.Sprint(i)), "user: "+text))
 		}
 		p.llm.Answer(fmt.Sprintf("new: %s works at Works%d.", who, i), map[string]any{"contradicted": []bool{true}})
+	}
+	if hooked != nil {
+		hooked(p)
 	}
 	b.StartTimer()
 	start := time.Now()

@@ -109,6 +109,12 @@ func (a *api) routes(g *echo.Group) {
 	g.DELETE("/promoters/:principal", a.setPromoter(false), a.requester)
 	g.DELETE("/requesters/:id", a.eraseRequester, a.requester)
 	g.GET("/audit", a.listAudit, a.requester)
+
+	g.POST("/webhooks", a.createWebhook, a.requester)
+	g.GET("/webhooks", a.listWebhooks, a.requester)
+	g.GET("/webhooks/:id", a.getWebhook, a.requester)
+	g.DELETE("/webhooks/:id", a.deleteWebhook, a.requester)
+	g.GET("/webhooks/:id/deliveries", a.webhookDeliveries, a.requester)
 }
 
 // detail is the error body of one failed batch item.

@@ -24,6 +24,13 @@ import (
 // client to read the audit log with.
 func bindingServer(t *testing.T) (srv string, key *idptest.Key, suffix string, root client) {
 	t.Helper()
+	srv, key, suffix, root, _ = bindingService(t)
+	return srv, key, suffix, root
+}
+
+// bindingService is bindingServer with the server's service.
+func bindingService(t *testing.T) (srv string, key *idptest.Key, suffix string, root client, svc *service.Service) {
+	t.Helper()
 	key = idptest.RSAKey(t, "k1")
 	path := filepath.Join(t.TempDir(), "jwks.json")
 	idptest.WriteJWKS(t, path, key)
@@ -38,10 +45,10 @@ func bindingServer(t *testing.T) (srv string, key *idptest.Key, suffix string, r
 		{Name: "unbound", SHA256: access.HashKey("key-unbound")},
 		{Name: "globex-host", SHA256: access.HashKey("key-globex"), Trusted: true, Org: "globex"},
 		{Name: "globex-ops", SHA256: access.HashKey("key-globex-admin"), Trusted: true, Admin: true, Org: "globex"},
-	}, v, func(*service.Service) {})
+	}, v, func(s *service.Service) { svc = s })
 	suffix = randomSuffix()
 	neo4jtest.Forget(t, suffix)
-	return s.URL, key, suffix, client{t: t, base: s.URL, key: matrixKeys["admin"], requester: "root-" + suffix}
+	return s.URL, key, suffix, client{t: t, base: s.URL, key: matrixKeys["admin"], requester: "root-" + suffix}, svc
 }
 
 // denials counts the requester_denied events naming requester.

@@ -122,6 +122,7 @@ type world struct {
 	svc      *service.Service    // the server's, for what happens between resolution and change
 	hooks    *resolveHook
 	listed   map[string]map[string]string // principal -> path -> group_id of what list and search showed it
+	webhooks *hookSink                    // what subscribe registered and webhook_event received
 }
 
 // matrixRule is the visibility rule of the matrix's server: a US social security
@@ -256,6 +257,7 @@ func newWorld(t *testing.T) *world {
 		seeds: map[string]string{}, tokens: map[string]string{}, groupIDs: map[string]string{},
 		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
 		svc: svc, hooks: hooks, listed: map[string]map[string]string{}}
+	w.webhooks = newHookSink(t)
 	neo4jtest.Forget(t, w.suffix) // registered first, so it runs after ingestion has stopped
 	for _, col := range m.Spaces {
 		agent, visibility, team := w.spaceArgs(col)
@@ -401,7 +403,8 @@ func (a agentDelegates) expired(id func(string) string, principals []string) boo
 // test's part is what HTTP adds: routes, status codes, request and answer shapes.
 var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
 	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
-	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move"}
+	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move",
+	"subscribe", "webhook_event"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
 // the HTTP API on a real Neo4j (accesstest.Run), then checks that list and search
@@ -525,6 +528,10 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	switch c.Operation {
 	case "list_agents", "list_agents_all", "list_teams", "list_teams_all":
 		return w.onList(cl, c), nil
+	case "subscribe":
+		return w.runSubscribe(cl, c), nil
+	case "webhook_event":
+		return w.runWebhookEvent(cl, c), nil
 	case "delegate", "undelegate":
 		return w.runDelegate(cl, c), nil
 	case "usage":

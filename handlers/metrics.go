@@ -23,6 +23,7 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.HistogramVec
 	denials  *prometheus.CounterVec
+	webhooks *prometheus.CounterVec
 }
 
 // Observed is where the scrape reads what other parts count.
@@ -44,8 +45,11 @@ func NewMetrics(o Observed) *Metrics {
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused and the reason.",
 		}, []string{"space", "reason"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_webhook_deliveries_total", Help: "Webhook delivery outcomes of this process: delivered, retry, failed (given up at webhooks.horizon), dropped (the subscriber may no longer see the space), error (the check could not be made).",
+		}, []string{"outcome"}),
 	}
-	m.registry.MustRegister(m.requests, m.denials, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	m.registry.MustRegister(m.requests, m.denials, m.webhooks, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		scraped{o})
 	return m
 }
@@ -63,6 +67,12 @@ func (m *Metrics) Denied(groupID, reason string) {
 		}
 	}
 	m.denials.WithLabelValues(kind, reason).Inc()
+}
+
+// WebhookOutcome counts one webhook delivery attempt's outcome (webhook.Deliverer's
+// OnAttempt).
+func (m *Metrics) WebhookOutcome(outcome string) {
+	m.webhooks.WithLabelValues(outcome).Inc()
 }
 
 func (m *Metrics) handler() echo.HandlerFunc {

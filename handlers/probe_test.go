@@ -29,7 +29,7 @@ import (
 // then reach no one who may not read where they went, entity summaries included.
 func TestProbe_NoLeaks(t *testing.T) {
 	t.Parallel()
-	base, idpKey, suffix, root := bindingServer(t)
+	base, idpKey, suffix, root, svc := bindingService(t)
 	id := func(name string) string { return name + "-" + suffix }
 
 	// The principals, each through its credential. globex- names are the second
@@ -71,6 +71,8 @@ func TestProbe_NoLeaks(t *testing.T) {
 		}
 		return "org-" + org + "_"
 	}
+	member := func(p string) bool { return strings.HasSuffix(p, "carol") || strings.HasSuffix(p, "dave") } // of its own organization's team
+	admin := func(p string) bool { return strings.HasSuffix(p, "root") }
 	// The same team name in both organizations: carol writes, dave reads.
 	team := id("probe-team")
 	for _, org := range []string{"", "globex"} {
@@ -129,6 +131,24 @@ func TestProbe_NoLeaks(t *testing.T) {
 		teamSeed.memory = a.ID
 		seeds = append(seeds, teamSeed)
 	}
+	// Webhooks: every principal follows, content included, its own agent, alice's
+	// (whose private space bob is about to be shared) and bob's (whose memories are
+	// withdrawn) of its organization, and the team where it is a member; globex's
+	// admin its audit events. What each receives is checked after the sweep
+	// (probeHooks.check).
+	hooks := &probeHooks{sink: newHookSink(t), suffix: suffix}
+	for _, who := range names {
+		agents := []string{ps[who].agent}
+		for _, other := range []string{"alice", "bob", "globex-alice", "globex-bob"} {
+			if ps[other].org == ps[who].org && ps[other].agent != ps[who].agent {
+				agents = append(agents, ps[other].agent)
+			}
+		}
+		// Only the second organization's admin follows the audit events: the first's
+		// would be sent every refusal of every test running beside this one.
+		hooks.subscribe(ps[who].c, who, agents, member(who), team, who == "globex-root")
+	}
+	hooks.deliver(t, svc)
 	ps["alice"].c.must(http.StatusNoContent, "PUT", "/v1/agents/"+ps["alice"].agent+"/shares/"+id("bob"), nil, nil)
 	seeds[0].readers["bob"] = true // alice's private seed
 	// alice's shared space: hers alone, whoever else reads her agent's private one.
@@ -194,8 +214,6 @@ func TestProbe_NoLeaks(t *testing.T) {
 	seeds = append(seeds, withdrawn["deleted"], withdrawn["expired"], withdrawn["moved"])
 	// Nothing of one organization is another's to read: public is public within one.
 	mayRead := func(p string, s *seed) bool { return ps[p].org == s.org && (s.readers == nil || s.readers[p]) }
-	member := func(p string) bool { return strings.HasSuffix(p, "carol") || strings.HasSuffix(p, "dave") } // of its own organization's team
-	admin := func(p string) bool { return strings.HasSuffix(p, "root") }
 	sees := func(p, agent string) bool { return exists[ps[p].org+"/"+agent] } // an agent of its organization
 
 	// The sweep. Each answer is scanned for the words its reader may not see.
@@ -374,6 +392,43 @@ func TestProbe_NoLeaks(t *testing.T) {
 	}
 	t.Logf("probe: %d principals, %d seeds, %d facts, %d entities, %d conflicts; %d requests: %d answered 403 (%d denial events), %d answered 404",
 		len(names), len(seeds), len(facts), len(entities), len(conflicts), requests, total403, totalEvents, notFound)
+
+	// Every event each principal's webhooks received is about a space it may read, and
+	// carries no word of another memory; each received what it should.
+	readable := func(who, group string) bool {
+		org := ps[who].org
+		bare, ok := strings.CutPrefix(group, prefix(org))
+		if !ok || (org == "" && strings.HasPrefix(group, "org-")) {
+			return false
+		}
+		switch {
+		case bare == "system":
+			return admin(who)
+		case bare == "team-"+team:
+			return member(who)
+		case bare == "user-"+ps[who].requester+"-shared":
+			return true
+		}
+		agent, private := strings.CutSuffix(strings.TrimPrefix(bare, "agent-"), "-private")
+		if private {
+			return agent == ps[who].agent || (who == "bob" && agent == ps["alice"].agent)
+		}
+		agent, public := strings.CutSuffix(strings.TrimPrefix(bare, "agent-"), "-public")
+		return public && exists[org+"/"+agent]
+	}
+	hooks.check(t, names, seeds, readable, map[string][]string{
+		"bob": {seeds[0].memory}, "carol": {teamMemory(seeds, "")}, "dave": {teamMemory(seeds, "")},
+		"globex-dave": {teamMemory(seeds, "globex")}})
+}
+
+// teamMemory is the id of the team seed of org.
+func teamMemory(seeds []*seed, org string) string {
+	for _, s := range seeds {
+		if s.space == "team" && s.org == org {
+			return s.memory
+		}
+	}
+	return ""
 }
 
 // seed is a memory of the probe's world and the word only it says.

@@ -16,6 +16,7 @@ import (
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/handlers"
 	"github.com/memgate/memgate/service"
+	"github.com/memgate/memgate/webhook"
 )
 
 // newServer serves the API over a real test database with the given host keys.
@@ -47,6 +48,9 @@ func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerif
 	}
 	metrics := handlers.NewMetrics(handlers.Observed{Queue: db})
 	svc.OnDeny = metrics.Denied
+	// Webhooks: test receivers listen on loopback, so the guard allows private
+	// addresses (TestWebhook_SSRF adjusts it back).
+	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = db, ring, webhook.Guard{AllowPrivate: true}.CheckURL
 	adjust(svc)
 	e := handlers.New(handlers.Deps{
 		Log: log, Keys: ring, Ready: db, Consistency: db, Service: svc,

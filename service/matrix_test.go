@@ -53,9 +53,10 @@ type world struct {
 	// moved there (versions_rule); secret is the number the rule matched in it.
 	ruleKept map[string]string
 	secret   string
-	copies   map[string]string   // copy column -> the copy copy_update rewrites and copy_move moves
-	dissolve map[string]copyTeam // team column -> the team copy_dissolve dissolves next
-	seen     map[string][]shown  // principal -> what list and search showed it
+	copies   map[string]string         // copy column -> the copy copy_update rewrites and copy_move moves
+	dissolve map[string]copyTeam       // team column -> the team copy_dissolve dissolves next
+	seen     map[string][]shown        // principal -> what list and search showed it
+	hooks    map[string]*graph.Webhook // "principal column" -> the webhook subscribe registered
 
 	expired   bool // the expiring memories have expired
 	quotaUsed bool // the world's agents have made their public writes of the day
@@ -114,6 +115,35 @@ func (w *world) principalWith(name, column, team string) service.Call {
 }
 
 func (w *world) admin() service.Call { return w.call("root", "admin") }
+
+// webhookInput is the webhook following a space column's space: its agent's for an
+// agent's space, its team's, the audit webhook for system, and for the others
+// (global, a shared space) a request that names none, as none follows them.
+func (w *world) webhookInput(column string) service.WebhookInput {
+	in := service.WebhookInput{URL: "https://hooks.example.com/" + w.mark, Events: graph.MemoryEvents}
+	agent, _, team := w.space(column)
+	switch {
+	case column == "system":
+		in.Audit, in.Events = true, []string{graph.EventAccessDenied}
+	case team != "":
+		in.Team = team
+	case column != "global" && !strings.HasSuffix(column, "_shared"):
+		in.AgentID = agent
+	}
+	return in
+}
+
+// hostRing finds the matrix's hosts by name, as the keyring finds configured keys.
+type hostRing struct{}
+
+func (hostRing) Host(name string) (access.Host, bool) {
+	for _, h := range hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return access.Host{}, false
+}
 
 // space returns the agent, the visibility and the team a space column names, as a
 // client would write them (agent is empty for team, global and system).
@@ -250,7 +280,7 @@ func newWorld(t *testing.T) *world {
 	secret := fmt.Sprintf("%03d-%02d-%04d", 100+int(b[0])%900, 10+int(b[1])%90, 1000+(int(b[2])<<8|int(b[3]))%9000)
 	db := neo4jtest.DB(t)
 	svc := &service.Service{
-		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
+		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db, Hooks: db, Hosts: hostRing{},
 		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota,
@@ -261,7 +291,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, ctx: ctx, m: m, mark: mark, svc: svc, db: db,
 		seeds: map[string]string{}, failed: map[string]string{}, expiring: map[string]string{}, tokens: map[string]string{},
 		ruleKept: map[string]string{}, secret: secret, copies: map[string]string{}, dissolve: map[string]copyTeam{},
-		seen: map[string][]shown{}}
+		seen: map[string][]shown{}, hooks: map[string]*graph.Webhook{}}
 
 	root := w.admin()
 	for agent, owner := range m.World.Agents {
@@ -835,6 +865,38 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 			return "promoted, but the copy cannot be read: " + outcome(err), nil
 		}
 		return "allow", nil
+
+	case "subscribe":
+		h, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(col))
+		if err != nil {
+			return outcome(err), nil
+		}
+		w.hooks[cell.Principal+" "+col] = h
+		return "allow", nil
+
+	case "webhook_event":
+		h, ok := w.hooks[cell.Principal+" "+col]
+		if !ok {
+			// Not subscribed: the refusal again, which a request would meet.
+			_, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(col))
+			return outcome(err), nil
+		}
+		// The event the seed's next change would put in the outbox, decided as the
+		// deliverer decides it when it sends it.
+		d := &graph.Delivery{EventID: "matrix", Kind: graph.EventMemoryUpdated, GroupID: w.groupID(col), Subject: w.seeds[col]}
+		if col == "system" {
+			d.Kind, d.GroupID = graph.EventAccessDenied, "system"
+		}
+		aud, err := w.svc.WebhookAudience(w.ctx, h, d)
+		switch {
+		case err != nil:
+			return outcome(err), nil
+		case aud.Sees && aud.Content != nil && col != "system":
+			return "content shown to a webhook that did not ask", nil
+		case aud.Sees:
+			return "received", nil
+		}
+		return "dropped", nil
 
 	case "versions_rule":
 		id := w.ruleKept[col]

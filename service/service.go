@@ -59,9 +59,16 @@ type Service struct {
 	// ("" when the refusal is not about a space) and the reason.
 	OnDeny func(groupID, reason string)
 	Audit  graph.AuditLog
-	Limits Limits
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Hooks stores webhooks and their outbox; nil: the webhook routes answer 503.
+	Hooks graph.Webhooks
+	// Hosts finds the host keys audit webhooks were registered with.
+	Hosts Hosts
+	// CheckWebhookURL refuses a webhook URL whose host resolves to an address it may
+	// not reach (SSRF, webhook.Guard); nil accepts any.
+	CheckWebhookURL func(ctx context.Context, url string) error
+	Limits          Limits
+	Log             *slog.Logger
+	Now             func() time.Time
 	// Tracer makes a span of every use case (trace.go); nil: tracing is off.
 	Tracer trace.TracerProvider
 }

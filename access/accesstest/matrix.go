@@ -106,7 +106,7 @@ func (p Principal) AssertedTeams(id func(string) string) string {
 
 // Operations on memories, one cell per space, in the order the tests run them.
 var Operations = []string{"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "retry", "promote", "promote_team",
-	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule"}
+	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule", "subscribe", "webhook_event"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect",

@@ -86,8 +86,10 @@ func startBinary(t *testing.T, env map[string]string, args ...string) (*process,
 // with SIGTERM when the test ends, and must exit 0.
 func launch(t *testing.T, env map[string]string, args ...string) *process {
 	t.Helper()
+	// No deliverer unless the test asks for one: the database is shared with other
+	// packages' tests, whose webhooks' deliveries are theirs to send.
 	all := map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jtest.URI(t),
-		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions)}
+		"MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(neo4jtest.Dimensions), "MEMGATE_WEBHOOKS_WORKERS": "0"}
 	for k, v := range env {
 		all[k] = v
 	}

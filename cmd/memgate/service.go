@@ -24,6 +24,7 @@ import (
 	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/handlers"
 	"github.com/memgate/memgate/service"
+	"github.com/memgate/memgate/webhook"
 )
 
 // Main is the running service: configuration, the store and the HTTP server. Tests
@@ -116,6 +117,17 @@ func (m *Main) Open(ctx context.Context) error {
 			m.DB.QueryStats(func(name string, s *neo4jstore.QueryStat) { fn(name, s.Count.Load(), time.Duration(s.Nanos.Load())) })
 		}})
 	svc.OnDeny = metrics.Denied
+	guard := webhook.Guard{AllowPrivate: cfg.Webhooks.AllowPrivate}
+	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = m.DB, keys, guard.CheckURL
+	if cfg.Webhooks.Workers > 0 {
+		deliverer := newDeliverer(cfg, m.DB, svc, guard, m.Log)
+		deliverer.OnAttempt = metrics.WebhookOutcome
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			deliverer.Run(ctx)
+		}()
+	}
 	if cfg.Memory.ExpirySweep > 0 {
 		m.wg.Add(1)
 		go func() {
@@ -217,6 +229,13 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 			PublicWritesPerDay: cfg.Limits.PublicWritesPerAgentPerDay, VisibilityRules: visibilityRules(cfg.Memory.VisibilityRules),
 		},
 	}
+}
+
+// newDeliverer builds the sender of the webhook outbox.
+func newDeliverer(cfg *config.Config, db *neo4jstore.DB, svc *service.Service, guard webhook.Guard, log *slog.Logger) *webhook.Deliverer {
+	w := cfg.Webhooks
+	return &webhook.Deliverer{Store: db, Service: svc, Guard: guard, Log: log, Workers: w.Workers, Timeout: w.Timeout,
+		Poll: w.Poll, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax, Horizon: w.Horizon, Retention: w.Retention, Scope: w.Scope}
 }
 
 // visibilityRules compiles memory.visibility_rules (config.Load has checked them).

@@ -53,6 +53,7 @@ type DB struct {
 
 	tracer    trace.Tracer
 	spanAttrs []attribute.KeyValue
+	finishes  *batch.Batcher[finish, bool] // webhook attempts recorded together
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -97,6 +98,8 @@ var queryNames = []string{
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 	"requester_agents", "requester_erase_lock", "requester_erasure", "requester_pseudonymize", "requester_erase",
 	"requester_audit_events", "requester_audit_rewrite",
+	"webhook_create", "webhook_list", "webhook_get", "webhook_delete", "webhook_deliveries",
+	"webhook_claim", "webhook_finish", "webhook_prune",
 }
 
 // Open creates the driver and loads the queries. It does not wait for Neo4j: a
@@ -144,13 +147,14 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 		db.spanAttrs = append(db.spanAttrs, attribute.String("db.namespace", opts.Database))
 	}
 	db.commits = db.newCommits()
+	db.finishes = batch.New(maxGroup, groupCommitTimeout, db.finishTogether)
 	return db, nil
 }
 
 // Close waits for the group commits under way, then closes the driver, within ctx's
 // deadline.
 func (db *DB) Close(ctx context.Context) error {
-	waited := db.commits.Close(ctx)
+	waited := errors.Join(db.commits.Close(ctx), db.finishes.Close(ctx))
 	return errors.Join(waited, db.driver.Close(ctx))
 }
 

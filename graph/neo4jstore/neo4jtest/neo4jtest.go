@@ -151,8 +151,9 @@ func AuditEvent(run string) func() *graph.AuditEvent {
 	}
 }
 
-// forget erases what one test stored: every node of a space, agent, team or principal
-// whose id contains the test's mark, the episodes of such agents (promoted copies
+// forget erases what one test stored: every node of a space, agent, team, principal or
+// webhook whose id contains the test's mark (with the webhook's deliveries, those about
+// the shared global and system spaces included), the episodes of such agents (promoted copies
 // included), and the audit events about them; then the entities of the global spaces
 // (every organization's) that no episode mentions any more.
 const forget = `
@@ -161,6 +162,9 @@ WHERE n.group_id CONTAINS $mark
    OR (n:Agent AND n.id CONTAINS $mark) OR (n:Team AND n.name CONTAINS $mark)
    OR (n:Principal AND n.id CONTAINS $mark) OR ((n:Episodic OR n:MemoryVersion) AND n.agent_id CONTAINS $mark)
    OR (n:AuditEvent AND (n.subject CONTAINS $mark OR n.actor CONTAINS $mark OR n.space CONTAINS $mark))
+   OR (n:Webhook AND (n.org CONTAINS $mark OR n.requester CONTAINS $mark OR n.agent CONTAINS $mark OR n.team CONTAINS $mark))
+   OR (n:WebhookDelivery AND EXISTS { MATCH (w:Webhook {id: n.webhook_id})
+         WHERE w.org CONTAINS $mark OR w.requester CONTAINS $mark OR w.agent CONTAINS $mark OR w.team CONTAINS $mark })
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
 const memoryIDs = `

@@ -1,0 +1,284 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/service"
+)
+
+// Deliverer sends the outbox's deliveries until its context ends. Any number of
+// processes may run one against the same database: a delivery is leased to one at a
+// time (webhook_claim), for longer than one attempt can take.
+type Deliverer struct {
+	Store   graph.Webhooks
+	Service *service.Service // WebhookAudience: who may still see what
+	Guard   Guard
+	Log     *slog.Logger
+	// Workers is how many deliveries are sent at once.
+	Workers int
+	// Timeout ends one attempt (connection, TLS, headers and body).
+	Timeout time.Duration
+	// Poll is how often an idle deliverer looks for due deliveries.
+	Poll time.Duration
+	// BackoffMin and BackoffMax bound the wait before a retry: BackoffMin doubled per
+	// attempt, at most BackoffMax, of which a random part up to half is taken off.
+	BackoffMin, BackoffMax time.Duration
+	// Horizon is how long after its event a delivery is retried; then it fails and its
+	// webhook is marked failing.
+	Horizon time.Duration
+	// Retention is how long finished deliveries are kept for GET .../deliveries.
+	Retention time.Duration
+	// Scope limits the deliverer to the webhooks of requesters whose id contains it
+	// ("" all): tests, whose ids carry a mark of their own.
+	Scope string
+	// OnAttempt, when set, hears of each attempt's outcome (metrics): delivered,
+	// retry, failed, dropped or error.
+	OnAttempt func(outcome string)
+
+	id     string
+	client *http.Client
+}
+
+// Run delivers until ctx ends, then returns once every attempt under way has ended.
+// It claims only for free places: while every worker is busy it waits for one to
+// finish, and while nothing is due it polls every Poll.
+func (d *Deliverer) Run(ctx context.Context) {
+	d.id = workerID()
+	d.client = d.Guard.Client(d.Timeout)
+	lease := 2*d.Timeout + 10*time.Second // longer than any attempt
+	pruned := time.Time{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var busy atomic.Int64
+	finished := make(chan struct{}, 1) // a worker is free again
+	for ctx.Err() == nil {
+		if time.Since(pruned) > time.Hour && d.Retention > 0 {
+			pruned = time.Now()
+			if n, err := d.Store.PruneDeliveries(ctx, time.Now().Add(-d.Retention), 10000); err != nil {
+				d.Log.Warn("pruning webhook deliveries", "error", err.Error())
+			} else if n > 0 {
+				d.Log.Info("pruned webhook deliveries", "deliveries", n)
+			}
+		}
+		free := d.Workers - int(busy.Load())
+		if free <= 0 {
+			select {
+			case <-ctx.Done():
+			case <-finished:
+			}
+			continue
+		}
+		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, free)
+		if err != nil && ctx.Err() == nil {
+			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
+		}
+		// The batch's subscribers are resolved once each, just before it is sent.
+		subscribers := d.Service.Subscribers()
+		audiences := make([]service.Audience, len(claimed))
+		errs := make([]error, len(claimed))
+		for i, c := range claimed {
+			audiences[i], errs[i] = subscribers.Audience(ctx, c.Webhook, c.Delivery)
+		}
+		for i, c := range claimed {
+			busy.Add(1)
+			wg.Add(1)
+			go func() {
+				defer func() {
+					busy.Add(-1)
+					wg.Done()
+					select {
+					case finished <- struct{}{}:
+					default:
+					}
+				}()
+				d.deliver(ctx, c, audiences[i], errs[i])
+			}()
+		}
+		if err == nil && len(claimed) == free {
+			continue // more may be due
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(d.Poll):
+		}
+	}
+}
+
+func workerID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+func (d *Deliverer) outcome(o string) {
+	if d.OnAttempt != nil {
+		d.OnAttempt(o)
+	}
+}
+
+// deliver makes one attempt at c, whose audience was decided as aud (or could not be:
+// err), and records it. Finishing uses a context of its own, so a shutdown during the
+// attempt still records it (or leaves the lease to expire).
+func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery, aud service.Audience, err error) {
+	del, w := c.Delivery, c.Webhook
+	log := d.Log.With("webhook_id", w.ID, "delivery_id", del.ID, "event_id", del.EventID, "kind", del.Kind)
+	finish := func(a *graph.Attempt, status string, next time.Time) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := d.Store.FinishDelivery(fctx, del.ID, d.id, a, status, next); err != nil {
+			log.Warn("recording a webhook attempt", "error", err.Error())
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return // shutting down: the lease expires and another process sends it
+		}
+		log.Warn("checking a webhook subscriber's access", "error", err.Error())
+		d.outcome("error")
+		finish(nil, graph.DeliveryPending, time.Now().Add(d.backoff(len(del.Attempts))))
+		return
+	}
+	if !aud.Sees {
+		d.outcome("dropped")
+		finish(nil, graph.DeliveryDropped, time.Now())
+		return
+	}
+	body, err := json.Marshal(payloadOf(del, aud))
+	if err != nil {
+		log.Error("encoding a webhook payload", "error", err.Error())
+		return
+	}
+	a := d.send(ctx, w, del, body)
+	if ctx.Err() != nil && a.StatusCode == 0 {
+		return // interrupted by shutdown: sent again after the lease expires
+	}
+	switch {
+	case a.StatusCode >= 200 && a.StatusCode < 300:
+		d.outcome("delivered")
+		finish(&a, graph.DeliveryDelivered, time.Now())
+	default:
+		next := time.Now().Add(d.backoff(len(del.Attempts)))
+		if next.After(del.At.Add(d.Horizon)) {
+			d.outcome("failed")
+			log.Warn("webhook delivery failed for good; the webhook is marked failing", "attempts", len(del.Attempts)+1,
+				"status", a.StatusCode, "error", a.Error)
+			finish(&a, graph.DeliveryFailed, time.Now())
+			return
+		}
+		d.outcome("retry")
+		finish(&a, graph.DeliveryPending, next)
+	}
+}
+
+// backoff is the wait after the n+1th failed attempt: BackoffMin·2ⁿ up to BackoffMax,
+// less a random part of up to half (jitter, so receivers coming back are not hit by
+// every retry at once).
+func (d *Deliverer) backoff(n int) time.Duration {
+	wait := float64(d.BackoffMin) * math.Pow(2, float64(min(n, 30)))
+	wait = min(wait, float64(d.BackoffMax))
+	return time.Duration(wait * (1 - mrand.Float64()/2))
+}
+
+// maxAnswer is how much of a refusing receiver's answer an attempt keeps.
+const maxAnswer = 256
+
+// send posts body to w, signed, and returns the attempt.
+func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Delivery, body []byte) graph.Attempt {
+	start := time.Now()
+	a := graph.Attempt{At: start.UTC()}
+	defer func() { a.Millis = time.Since(start).Milliseconds() }()
+	signer, err := standardwebhooks.NewWebhook(w.Secret)
+	if err != nil {
+		a.Error = "the webhook's secret is unusable"
+		return a
+	}
+	sig, err := signer.Sign(del.EventID, start, body)
+	if err != nil {
+		a.Error = "signing failed"
+		return a
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
+	if err != nil {
+		a.Error = "the webhook's url is unusable"
+		return a
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "memgate-webhooks")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, del.EventID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(start.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		a.Error = err.Error()
+		a.Millis = time.Since(start).Milliseconds()
+		return a
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+	a.StatusCode = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		a.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.ToValidUTF8(answer, nil))
+	}
+	return a
+}
+
+// Payload is the body of every webhook request: the Standard Webhooks envelope
+// (type, timestamp, data). It holds ids, kinds and times; the content only when the
+// webhook asks for it and its subscriber may read the memory.
+type Payload struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"` // when the change happened
+	Data      Data      `json:"data"`
+}
+
+// Data is what an event is about; each kind fills its own fields.
+type Data struct {
+	EventID      string  `json:"event_id"`
+	WebhookID    string  `json:"webhook_id"`
+	GroupID      string  `json:"group_id"`
+	Space        string  `json:"space"` // private, public, team:<name>, shared, global, system
+	MemoryID     string  `json:"memory_id,omitempty"`
+	AgentID      string  `json:"agent_id,omitempty"`
+	ConflictID   string  `json:"conflict_id,omitempty"`
+	Content      *string `json:"content,omitempty"`
+	AuditEventID string  `json:"audit_event_id,omitempty"`
+	Actor        string  `json:"actor,omitempty"`
+	DeniedSpace  string  `json:"denied_space,omitempty"`
+	Reason       string  `json:"reason,omitempty"`
+}
+
+func payloadOf(del *graph.Delivery, aud service.Audience) Payload {
+	data := Data{EventID: del.EventID, WebhookID: del.WebhookID, GroupID: del.GroupID}
+	if s, ok := graph.ParseGroupID(del.GroupID); ok {
+		data.Space = s.Name()
+	}
+	switch del.Kind {
+	case graph.EventConflictOpened, graph.EventConflictResolved:
+		data.ConflictID, data.MemoryID = del.Subject, del.Memory
+	case graph.EventAccessDenied:
+		data.AuditEventID, data.Actor, data.DeniedSpace, data.Reason = del.EventID, del.Actor, del.Space, del.Reason
+	default:
+		data.MemoryID, data.AgentID, data.Content = del.Subject, del.Agent, aud.Content
+	}
+	return Payload{Type: del.Kind, Timestamp: del.At, Data: data}
+}
