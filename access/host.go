@@ -210,6 +210,10 @@ func (k *Keyring) Host(name string) (Host, bool) {
 // and the requester, so each end user has a rate limit and an audit trail of its own.
 const jwtHostPrefix = "jwt:"
 
+// IsJWTHost reports whether name is the host name of a request an end user's JWT
+// authenticated.
+func IsJWTHost(name string) bool { return strings.HasPrefix(name, jwtHostPrefix) }
+
 // DevMode reports whether no keys and no identity provider are configured.
 func (k *Keyring) DevMode() bool { return len(k.hashes) == 0 && k.tokens == nil }
 

@@ -841,4 +841,25 @@ func TestWebhook_ErasedWithItsSubject(t *testing.T) {
 	if s, _ := alice.do("GET", "/v1/webhooks/"+onTeam.ID, nil); s != http.StatusNotFound {
 		t.Errorf("the dissolved team's webhook: %d, want 404", s)
 	}
+
+	// A refusal of mallory's reaches the audit webhook; erasing mallory rewrites the
+	// delivery, sent or not, with the pseudonym the audit event now carries.
+	subscribe(admin, r, map[string]any{"audit": true, "events": []string{"access.denied"}})
+	mallory := w.as("mallory")
+	if s, _ := mallory.do("POST", "/v1/memories", map[string]any{"agent_id": w.agent(alice, "kept2"), "messages": "x"}); s != http.StatusForbidden {
+		t.Fatalf("mallory's write to alice's agent: %d, want 403", s)
+	}
+	byActor := `MATCH (d:WebhookDelivery {kind: 'access.denied'}) WHERE d.actor = $id RETURN count(d)`
+	if n := neo4jtest.Count(t, byActor, map[string]any{"id": mallory.requester}); n != 1 {
+		t.Fatalf("%d audit deliveries name mallory before the erasure, want 1", n)
+	}
+	admin.must(http.StatusOK, "DELETE", "/v1/requesters/"+mallory.requester, nil, nil)
+	if n := neo4jtest.Count(t, byActor, map[string]any{"id": mallory.requester}); n != 0 {
+		t.Errorf("%d audit deliveries still name mallory after the erasure", n)
+	}
+	pseudonymized := `MATCH (d:WebhookDelivery {kind: 'access.denied', group_id: $system})
+		MATCH (a:AuditEvent {id: d.event_id}) WHERE d.actor = a.actor AND a.actor STARTS WITH 'erased-' RETURN count(d)`
+	if n := neo4jtest.Count(t, pseudonymized, map[string]any{"system": w.org.System().GroupID()}); n != 1 {
+		t.Errorf("%d audit deliveries carry the pseudonym their audit event carries, want 1", n)
+	}
 }

@@ -273,6 +273,22 @@ func (s *Service) WebhookAudience(ctx context.Context, w *graph.Webhook, d *grap
 	return s.Subscribers().Audience(ctx, w, d)
 }
 
+// keyHolds reports whether the host key that registered an agent's or team's webhook
+// may still act for its requester in its organization: one removed from the
+// configuration, moved to another organization or bound away from the requester sends
+// nothing more, so removing a leaked key also ends what it set up. An end user's JWT
+// host is the user itself, good until the user is erased (which deletes the webhook).
+func (s *Service) keyHolds(w *graph.Webhook) bool {
+	if access.IsJWTHost(w.HostKey) {
+		return true
+	}
+	if s.Hosts == nil {
+		return false
+	}
+	host, ok := s.Hosts.Host(w.HostKey)
+	return ok && (host.Org == w.Org || host.Platform) && host.MayName(w.Requester)
+}
+
 // Audience is WebhookAudience with the subscribers resolved once.
 func (r *Subscribers) Audience(ctx context.Context, w *graph.Webhook, d *graph.Delivery) (Audience, error) {
 	s := r.s
@@ -293,6 +309,9 @@ func (r *Subscribers) Audience(ctx context.Context, w *graph.Webhook, d *graph.D
 		}
 		p.Host.Org = w.Org
 		return Audience{Sees: d.GroupID == w.Org.System().GroupID() && s.Auth.Follow(p, w.Org.System()).Effect == access.Allow}, nil
+	}
+	if !s.keyHolds(w) {
+		return Audience{}, nil
 	}
 	facts, err := r.resolve(ctx, w.Org, w.Requester)
 	if err != nil {

@@ -31,6 +31,16 @@ type Guard struct {
 var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
 var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 
+// reserved are ranges no public receiver lives in: IPv4's protocol assignments,
+// benchmarking and reserved-for-future (broadcast included), and the IPv6 forms that
+// carry an IPv4 address a network may translate to its inner hosts (IPv4-compatible,
+// NAT64, 6to4, Teredo).
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"), netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"), netip.MustParsePrefix("2001::/32"),
+}
+
 // Refused reports whether a may not be reached: the reason, or "".
 func (g Guard) Refused(a netip.Addr) string {
 	if g.AllowPrivate {
@@ -48,6 +58,11 @@ func (g Guard) Refused(a netip.Addr) string {
 		return "link-local"
 	case a.IsMulticast() || a.IsInterfaceLocalMulticast():
 		return "multicast"
+	}
+	for _, p := range reserved {
+		if p.Contains(a) {
+			return "reserved"
+		}
 	}
 	return ""
 }

@@ -24,6 +24,9 @@ func TestGuard_Refused(t *testing.T) {
 		{"100.64.0.1", "private"}, {"100.100.100.200", "private"},
 		{"169.254.169.254", "link-local"}, {"fe80::1", "link-local"}, {"224.0.0.251", "link-local"},
 		{"239.1.2.3", "multicast"}, {"ff05::2", "multicast"},
+		{"::127.0.0.1", "reserved"}, {"64:ff9b::7f00:1", "reserved"}, {"64:ff9b:1::a00:1", "reserved"},
+		{"2002:7f00:1::", "reserved"}, {"2001:0:4136:e378::1", "reserved"}, {"255.255.255.255", "reserved"},
+		{"198.18.0.1", "reserved"}, {"192.0.0.8", "reserved"},
 		{"93.184.215.14", ""}, {"8.8.8.8", ""}, {"2606:4700::1111", ""}, {"172.32.0.1", ""}, {"100.128.0.1", ""},
 	} {
 		a := netip.MustParseAddr(c.addr)

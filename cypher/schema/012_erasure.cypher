@@ -15,3 +15,5 @@ CREATE INDEX version_promoted_by IF NOT EXISTS FOR (n:MemoryVersion) ON (n.promo
 CREATE INDEX version_replaced_by IF NOT EXISTS FOR (n:MemoryVersion) ON (n.replaced_by);
 CREATE INDEX version_promoted_from IF NOT EXISTS FOR (n:MemoryVersion) ON (n.promoted_from_group_id);
 CREATE INDEX conflict_resolved_by IF NOT EXISTS FOR (n:Conflict) ON (n.resolved_by);
+// requester_audit_rewrite finds the deliveries of each audit event it rewrites.
+CREATE INDEX webhook_delivery_event IF NOT EXISTS FOR (d:WebhookDelivery) ON (d.event_id);
