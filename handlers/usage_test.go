@@ -217,6 +217,8 @@ func TestUsage_Refused(t *testing.T) {
 		return client{t: t, base: srv.URL, key: matrixKeys[key], requester: who}
 	}
 	sharer, delegate := as("usr-share-"+randomSuffix(), "trusted"), as("usr-dele-"+randomSuffix(), "trusted")
+	neo4jtest.Forget(t, sharer.requester) // their principals, which the grants below create
+	neo4jtest.Forget(t, delegate.requester)
 	w.owner.must(http.StatusNoContent, "PUT", "/v1/agents/"+w.agent+"/shares/"+sharer.requester, nil, nil)
 	w.owner.must(http.StatusNoContent, "PUT", "/v1/agents/"+w.agent+"/delegates/"+delegate.requester, map[string]any{"role": "writer"}, nil)
 	path := "/v1/agents/" + w.agent + "/usage"
