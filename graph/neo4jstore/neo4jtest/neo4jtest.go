@@ -181,6 +181,13 @@ const forgetOrphans = `
 MATCH (n:Entity) WHERE (n.group_id = 'global' OR n.group_id ENDS WITH '_global') AND NOT (n)<-[:MENTIONS]-() AND n.seeded IS NULL
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS`
 
+// forgetOrphanDeliveries erases the deliveries whose webhook is gone: another test's
+// refusal, audited while a test's audit webhook was being forgotten, can leave one
+// (webhook_prune erases them in a deployment).
+const forgetOrphanDeliveries = `
+MATCH (d:WebhookDelivery) WHERE NOT EXISTS { MATCH (w:Webhook {id: d.webhook_id}) }
+DETACH DELETE d`
+
 // ForgetEventsAbout erases, when the test ends, the audit events naming ids. Forget
 // finds the events about a test's memories through the memories; a memory of the
 // shared global space that another test's sweeper erased before the test ended is
@@ -224,6 +231,9 @@ func Forget(tb testing.TB, mark string) {
 		}
 		if err := Run(target, forgetOrphans, nil); err != nil {
 			tb.Errorf("erasing orphaned global entities: %v", err)
+		}
+		if err := Run(target, forgetOrphanDeliveries, nil); err != nil {
+			tb.Errorf("erasing deliveries whose webhook is gone: %v", err)
 		}
 	})
 }
