@@ -176,6 +176,38 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 	return res.Records, nil
 }
 
+// readOnce executes one named read query as an auto-commit transaction: one round
+// trip to Neo4j where run's managed transaction takes two (its COMMIT waits apart).
+// For the reads every request makes (principal resolution). The driver does not
+// retry an auto-commit query, so a retryable failure runs it again through run.
+func (db *DB) readOnce(ctx context.Context, name string, params map[string]any) ([]*neo4j.Record, error) {
+	records, err := db.autoCommit(ctx, neo4j.AccessModeRead, name, params)
+	if err != nil && neo4j.IsRetryable(err) {
+		return db.run(ctx, neo4j.AccessModeRead, name, params)
+	}
+	if err != nil {
+		return nil, db.storeError(name, err)
+	}
+	return records, nil
+}
+
+// autoCommit runs one named query as an auto-commit transaction and collects its
+// records; the error is the driver's.
+func (db *DB) autoCommit(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
+	defer db.observe(name, time.Now())
+	ctx, span := db.startQuery(ctx, name)
+	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database,
+		AccessMode: mode, BookmarkManager: db.bookmarksFor(ctx)})
+	defer func() { _ = session.Close(context.WithoutCancel(ctx)) }()
+	res, err := session.Run(ctx, db.queries.Get(name), params)
+	var records []*neo4j.Record
+	if err == nil {
+		records, err = res.Collect(ctx)
+	}
+	endQuery(span, len(records), err)
+	return records, err
+}
+
 // inWrite runs fn in one managed write transaction, retried by the driver on
 // transient errors (so fn must be safe to run again).
 func (db *DB) inWrite(ctx context.Context, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {

@@ -15,7 +15,7 @@ func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, as
 	if asserted == nil {
 		asserted = []string{}
 	}
-	records, err := db.run(ctx, neo4j.AccessModeRead, "principal_resolve", map[string]any{"org": string(org), "id": id, "asserted": asserted})
+	records, err := db.readOnce(ctx, "principal_resolve", map[string]any{"org": string(org), "id": id, "asserted": asserted})
 	if err != nil {
 		return graph.PrincipalFacts{}, err
 	}

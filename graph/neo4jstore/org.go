@@ -37,28 +37,16 @@ func (db *DB) MoveIntoOrg(ctx context.Context, org graph.Org) (OrgMove, error) {
 		name  string
 		count *int
 	}{{"org_move_nodes", &out.Nodes}, {"org_move_edges", &out.Relationships}} {
-		n, err := db.autoCommit(ctx, step.name, params)
+		// Each commits in batches of its own (CALL { } IN TRANSACTIONS), which a
+		// managed transaction cannot hold, and answers one count.
+		records, err := db.autoCommit(ctx, neo4j.AccessModeWrite, step.name, params)
 		if err != nil {
-			return out, err
+			return out, db.storeError(step.name, err)
 		}
-		*step.count = n
+		if len(records) != 1 {
+			return out, graph.Errorf(graph.EINTERNAL, "query %s answered %d rows, not one", step.name, len(records))
+		}
+		*step.count = int(num(records[0].Values[0]))
 	}
 	return out, nil
-}
-
-// autoCommit runs one named query that commits in batches of its own (CALL { } IN
-// TRANSACTIONS), which a managed transaction cannot hold, and returns its one count.
-func (db *DB) autoCommit(ctx context.Context, name string, params map[string]any) (int, error) {
-	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database, AccessMode: neo4j.AccessModeWrite,
-		BookmarkManager: db.bookmarksFor(ctx)})
-	defer session.Close(ctx)
-	res, err := session.Run(ctx, db.queries.Get(name), params)
-	if err != nil {
-		return 0, db.storeError(name, err)
-	}
-	record, err := res.Single(ctx)
-	if err != nil {
-		return 0, db.storeError(name, err)
-	}
-	return int(num(record.Values[0])), nil
 }
