@@ -410,6 +410,7 @@ var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "l
 // the HTTP API on a real Neo4j (accesstest.Run), then checks that list and search
 // agree with get, and that every 403 left exactly one namespace_denied audit event.
 func TestMatrix(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	forbidden := w.m.Forbidden(accesstest.Run(t, w.m, w))
 

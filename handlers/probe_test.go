@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,8 +220,11 @@ func TestProbe_NoLeaks(t *testing.T) {
 	// The sweep. Each answer is scanned for the words its reader may not see.
 	forbidden := map[string]int{} // 403s per requester named
 	requests, notFound := 0, 0
+	var counting sync.Mutex
 	check := func(who, what string, status int, body []byte, visible bool, want403 bool) {
 		t.Helper()
+		counting.Lock()
+		defer counting.Unlock()
 		requests++
 		for _, s := range seeds {
 			if !mayRead(who, s) && strings.Contains(string(body), s.word) {
@@ -246,104 +250,114 @@ func TestProbe_NoLeaks(t *testing.T) {
 			t.Errorf("%s %s: %d, want 403", who, what, status)
 		}
 	}
+	// Each principal sweeps on its own goroutine, four at a time: the requests are
+	// independent (every change tried is refused), and a sweep waits on round trips.
+	var wg sync.WaitGroup
+	lanes := make(chan struct{}, 4)
 	for _, who := range names {
-		c := ps[who].c
-		for _, s := range seeds {
-			visible := mayRead(who, s)
-			status, body := c.do("GET", "/v1/memories/"+s.memory, nil)
-			check(who, "GET memory "+s.word, status, body, visible, false)
-			status, body = c.do("GET", "/v1/memories/"+s.memory+"/versions", nil)
-			check(who, "GET versions "+s.word, status, body, visible, false)
-			if s.owner != who { // what it may not change: 403 if it sees it, else 404
-				status, body = c.patch(s.memory, "", map[string]any{"tags": []string{"probed"}})
-				check(who, "PATCH memory "+s.word, status, body, visible, true)
-				status, body = c.patch(s.memory, "", map[string]any{"visibility": "public"})
-				check(who, "move memory "+s.word, status, body, visible, true)
-				status, body = c.do("DELETE", "/v1/memories/"+s.memory, nil)
-				check(who, "DELETE memory "+s.word, status, body, visible, true)
-				status, body = c.do("POST", "/v1/memories/"+s.memory+"/retry", nil)
-				check(who, "retry memory "+s.word, status, body, visible, true)
-				if s.space != "public" { // a public memory anyone may promote where it writes
-					status, body = c.do("POST", "/v1/memories/"+s.memory+"/promote", map[string]any{"target": "team:" + team})
-					check(who, "promote memory "+s.word, status, body, visible, true)
-				}
-			}
-		}
-		for f, s := range facts {
-			status, body := c.do("GET", "/v1/facts/"+f, nil)
-			check(who, "GET fact of "+s.word, status, body, mayRead(who, s), false)
-		}
-		for e, s := range entities {
-			status, body := c.do("GET", "/v1/entities/"+e, nil)
-			check(who, "GET entity of "+s.word, status, body, mayRead(who, s), false)
-		}
-		for cf, s := range conflicts {
-			if s.owner != who { // what it may not resolve: 403 if it sees it, else 404
-				status, body := c.do("POST", "/v1/conflicts/"+cf+"/resolve", map[string]any{"keep": "new"})
-				check(who, "resolve conflict of "+s.word, status, body, mayRead(who, s), true)
-			}
-		}
-		for _, other := range names {
-			agent := ps[other].agent
-			for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent,
-				"/v1/conflicts?agent_id=" + agent} {
-				status, body := c.do("GET", path, nil)
-				check(who, "GET "+path, status, body, sees(who, agent), false)
-			}
-			var words []string
+		wg.Add(1)
+		lanes <- struct{}{}
+		go func() {
+			defer func() { <-lanes; wg.Done() }()
+			c := ps[who].c
 			for _, s := range seeds {
-				words = append(words, s.word)
-			}
-			status, body := c.do("POST", "/v1/memories/search", map[string]any{"agent_id": agent,
-				"query": strings.Join(words, " "), "scopes": []string{"team:" + team, "global"}})
-			check(who, "search "+agent, status, body, member(who) && sees(who, agent), false) // a team scope it cannot read: 404
-			if agent != ps[who].agent {                                                       // not its own agent (the same id in the other organization is)
-				if !admin(who) { // an admin host may transfer: the world would change
-					status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": ps[who].requester})
-					check(who, "transfer "+agent, status, body, sees(who, agent), true)
+				visible := mayRead(who, s)
+				status, body := c.do("GET", "/v1/memories/"+s.memory, nil)
+				check(who, "GET memory "+s.word, status, body, visible, false)
+				status, body = c.do("GET", "/v1/memories/"+s.memory+"/versions", nil)
+				check(who, "GET versions "+s.word, status, body, visible, false)
+				if s.owner != who { // what it may not change: 403 if it sees it, else 404
+					status, body = c.patch(s.memory, "", map[string]any{"tags": []string{"probed"}})
+					check(who, "PATCH memory "+s.word, status, body, visible, true)
+					status, body = c.patch(s.memory, "", map[string]any{"visibility": "public"})
+					check(who, "move memory "+s.word, status, body, visible, true)
+					status, body = c.do("DELETE", "/v1/memories/"+s.memory, nil)
+					check(who, "DELETE memory "+s.word, status, body, visible, true)
+					status, body = c.do("POST", "/v1/memories/"+s.memory+"/retry", nil)
+					check(who, "retry memory "+s.word, status, body, visible, true)
+					if s.space != "public" { // a public memory anyone may promote where it writes
+						status, body = c.do("POST", "/v1/memories/"+s.memory+"/promote", map[string]any{"target": "team:" + team})
+						check(who, "promote memory "+s.word, status, body, visible, true)
+					}
 				}
-				status, body = c.do("PUT", "/v1/agents/"+agent+"/shares/"+id("mallory"), nil)
-				check(who, "share "+agent, status, body, sees(who, agent), true)
 			}
-		}
-		status, body := c.do("GET", "/v1/teams/"+team, nil)
-		check(who, "GET team", status, body, member(who) || admin(who), false)
-		status, body = c.do("DELETE", "/v1/teams/"+team+"?dry_run=true", nil)
-		check(who, "dissolve team (dry run)", status, body, member(who) || admin(who), member(who)) // root owns it
+			for f, s := range facts {
+				status, body := c.do("GET", "/v1/facts/"+f, nil)
+				check(who, "GET fact of "+s.word, status, body, mayRead(who, s), false)
+			}
+			for e, s := range entities {
+				status, body := c.do("GET", "/v1/entities/"+e, nil)
+				check(who, "GET entity of "+s.word, status, body, mayRead(who, s), false)
+			}
+			for cf, s := range conflicts {
+				if s.owner != who { // what it may not resolve: 403 if it sees it, else 404
+					status, body := c.do("POST", "/v1/conflicts/"+cf+"/resolve", map[string]any{"keep": "new"})
+					check(who, "resolve conflict of "+s.word, status, body, mayRead(who, s), true)
+				}
+			}
+			for _, other := range names {
+				agent := ps[other].agent
+				for _, path := range []string{"/v1/agents/" + agent, "/v1/memories?agent_id=" + agent, "/v1/facts?agent_id=" + agent,
+					"/v1/conflicts?agent_id=" + agent} {
+					status, body := c.do("GET", path, nil)
+					check(who, "GET "+path, status, body, sees(who, agent), false)
+				}
+				var words []string
+				for _, s := range seeds {
+					words = append(words, s.word)
+				}
+				status, body := c.do("POST", "/v1/memories/search", map[string]any{"agent_id": agent,
+					"query": strings.Join(words, " "), "scopes": []string{"team:" + team, "global"}})
+				check(who, "search "+agent, status, body, member(who) && sees(who, agent), false) // a team scope it cannot read: 404
+				if agent != ps[who].agent {                                                       // not its own agent (the same id in the other organization is)
+					if !admin(who) { // an admin host may transfer: the world would change
+						status, body = c.do("PUT", "/v1/agents/"+agent+"/owner", map[string]any{"owner_id": ps[who].requester})
+						check(who, "transfer "+agent, status, body, sees(who, agent), true)
+					}
+					status, body = c.do("PUT", "/v1/agents/"+agent+"/shares/"+id("mallory"), nil)
+					check(who, "share "+agent, status, body, sees(who, agent), true)
+				}
+			}
+			status, body := c.do("GET", "/v1/teams/"+team, nil)
+			check(who, "GET team", status, body, member(who) || admin(who), false)
+			status, body = c.do("DELETE", "/v1/teams/"+team+"?dry_run=true", nil)
+			check(who, "dissolve team (dry run)", status, body, member(who) || admin(who), member(who)) // root owns it
 
-		// MCP: the same reads, and the refused delete.
-		session := mcpSession(t, base, c.key, c.requester)
-		for _, s := range seeds {
-			var out json.RawMessage
-			ok := callTool(t, session, "get_memory", map[string]any{"id": s.memory}, &out)
-			check(who, "MCP get_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
-			ok = callTool(t, session, "get_status", map[string]any{"id": s.memory}, &out)
-			check(who, "MCP get_status "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
-			if s.owner != who {
-				ok = callTool(t, session, "delete_memory", map[string]any{"id": s.memory}, &out)
-				check(who, "MCP delete_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
-				ok = callTool(t, session, "update_memory", map[string]any{"id": s.memory, "content": "probed"}, &out)
-				check(who, "MCP update_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
-			}
-		}
-		for cf, s := range conflicts {
-			if s.owner != who {
+			// MCP: the same reads, and the refused delete.
+			session := mcpSession(t, base, c.key, c.requester)
+			for _, s := range seeds {
 				var out json.RawMessage
-				ok := callTool(t, session, "resolve_conflict", map[string]any{"id": cf, "keep": "old"}, &out)
-				check(who, "MCP resolve_conflict of "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+				ok := callTool(t, session, "get_memory", map[string]any{"id": s.memory}, &out)
+				check(who, "MCP get_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
+				ok = callTool(t, session, "get_status", map[string]any{"id": s.memory}, &out)
+				check(who, "MCP get_status "+s.word, toolStatus(ok, out), out, mayRead(who, s), false)
+				if s.owner != who {
+					ok = callTool(t, session, "delete_memory", map[string]any{"id": s.memory}, &out)
+					check(who, "MCP delete_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+					ok = callTool(t, session, "update_memory", map[string]any{"id": s.memory, "content": "probed"}, &out)
+					check(who, "MCP update_memory "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+				}
 			}
-		}
-		for _, other := range names {
-			var out json.RawMessage
-			ok := callTool(t, session, "list_memories", map[string]any{"agent_id": ps[other].agent}, &out)
-			check(who, "MCP list_memories "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
-			ok = callTool(t, session, "list_conflicts", map[string]any{"agent_id": ps[other].agent}, &out)
-			check(who, "MCP list_conflicts "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
-			ok = callTool(t, session, "search_memory", map[string]any{"agent_id": ps[other].agent, "query": "works at lives in",
-				"scopes": []string{"team:" + team}}, &out)
-			check(who, "MCP search_memory "+other, toolStatus(ok, out), out, member(who) && sees(who, ps[other].agent), false)
-		}
+			for cf, s := range conflicts {
+				if s.owner != who {
+					var out json.RawMessage
+					ok := callTool(t, session, "resolve_conflict", map[string]any{"id": cf, "keep": "old"}, &out)
+					check(who, "MCP resolve_conflict of "+s.word, toolStatus(ok, out), out, mayRead(who, s), true)
+				}
+			}
+			for _, other := range names {
+				var out json.RawMessage
+				ok := callTool(t, session, "list_memories", map[string]any{"agent_id": ps[other].agent}, &out)
+				check(who, "MCP list_memories "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
+				ok = callTool(t, session, "list_conflicts", map[string]any{"agent_id": ps[other].agent}, &out)
+				check(who, "MCP list_conflicts "+other, toolStatus(ok, out), out, sees(who, ps[other].agent), false)
+				ok = callTool(t, session, "search_memory", map[string]any{"agent_id": ps[other].agent, "query": "works at lives in",
+					"scopes": []string{"team:" + team}}, &out)
+				check(who, "MCP search_memory "+other, toolStatus(ok, out), out, member(who) && sees(who, ps[other].agent), false)
+			}
+		}()
 	}
+	wg.Wait()
 
 	// Forged requesters: the bound key naming alice, the unbound key naming anyone,
 	// the JWT naming bob. Every request refused before it reads anything.
