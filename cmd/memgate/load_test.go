@@ -61,7 +61,6 @@ func TestLoad_Neo4jRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	t.Parallel() // its Neo4j is the private one, lent to one test at a time
 	uri, neo4jLocal := privateNeo4j(t)
 	srv, base := startBinary(t, map[string]string{"MEMGATE_NEO4J_URI": uri, "MEMGATE_INGEST_WORKERS": "0",
 		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_NEO4J_CONNECT_TIMEOUT": "2s"})
