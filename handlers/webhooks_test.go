@@ -315,6 +315,9 @@ func TestWebhook_EveryKind(t *testing.T) {
 	conflict := conflicts.Items[0].ID
 	alice.must(http.StatusOK, "POST", "/v1/conflicts/"+conflict+"/resolve", map[string]any{"keep": "new"}, nil)
 	failed := write(alice, agent, "private", "FAILME: this one cannot be extracted.")
+	var stored added // without extraction: done at once
+	alice.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": "Bob's notes, kept as written.",
+		"extract": false}, &stored)
 	if s, body := alice.patch(first.ID, "", map[string]any{"tags": []string{"hooked"}}); s != http.StatusOK {
 		t.Fatalf("PATCH: %d %s", s, body)
 	}
@@ -327,7 +330,7 @@ func TestWebhook_EveryKind(t *testing.T) {
 		return len(of(ps, "memory.done", first.ID)) > 0 && len(of(ps, "memory.done", moved.ID)) > 0 &&
 			len(of(ps, "conflict.opened", conflict)) > 0 && len(of(ps, "conflict.resolved", conflict)) > 0 &&
 			len(of(ps, "memory.failed", failed)) > 0 && len(of(ps, "memory.updated", first.ID)) > 0 &&
-			len(of(ps, "memory.deleted", first.ID)) > 0
+			len(of(ps, "memory.deleted", first.ID)) > 0 && len(of(ps, "memory.done", stored.ID)) > 0
 	})
 	for _, p := range got {
 		if p.Data.WebhookID != hook.ID || p.Data.GroupID != w.org.Private(agent).GroupID() || p.Data.Space != "private" || p.Timestamp.IsZero() {
