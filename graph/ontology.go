@@ -1,0 +1,260 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// EntityType is a kind of entity extraction may assign: its name becomes a node label
+// beside Entity, and each of its attributes a property of the node (Graphiti's custom
+// entity types).
+type EntityType struct {
+	Name        string
+	Description string
+	Attributes  []Attribute
+}
+
+// EdgeType is a kind of relation between entities of given types: a fact of it is the
+// RELATES_TO edge named Name, and each of its attributes a property of the edge
+// (Graphiti's custom edge types). Empty SourceTypes or TargetTypes allow any type.
+type EdgeType struct {
+	Name        string
+	Description string
+	SourceTypes []string
+	TargetTypes []string
+	Attributes  []Attribute
+}
+
+// Attribute is a typed property of an entity or edge type.
+type Attribute struct {
+	Name        string
+	Type        string // one of AttributeTypes
+	Description string
+	Values      []string // the allowed values of an enum
+}
+
+// Attribute types. A date is stored as a Neo4j date (what Graphiti's loader reads as
+// a Python date); a number as a float, or an integer when the value is whole.
+const (
+	AttrString  = "string"
+	AttrNumber  = "number"
+	AttrBoolean = "boolean"
+	AttrDate    = "date"
+	AttrEnum    = "enum"
+)
+
+// AttributeTypes are the types an attribute may have.
+var AttributeTypes = []string{AttrString, AttrNumber, AttrBoolean, AttrDate, AttrEnum}
+
+// Bounds of a declared ontology and of the values extraction may give.
+const (
+	MaxAttributes           = 20  // per type
+	MaxAttributeValueRunes  = 200 // a string attribute's value
+	MaxEnumValues           = 50
+	MaxTypeDescriptionRunes = 300
+	MaxAttributeHistory     = 50 // entries of an entity's AttributeHistory
+)
+
+var (
+	attributeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+	edgeTypeNamePattern  = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,59}$`)
+)
+
+// ReservedAttributes are the property names of Entity nodes and RELATES_TO edges that
+// memgate or Graphiti use themselves: an attribute may not take one (it would
+// overwrite the property, or be read as it).
+var ReservedAttributes = []string{
+	// Graphiti's EntityNode and EntityEdge
+	"uuid", "name", "group_id", "labels", "created_at", "name_embedding", "summary", "attributes",
+	"source_node_uuid", "target_node_uuid", "fact", "fact_embedding", "episodes", "expired_at",
+	"valid_at", "invalid_at", "reference_time",
+	// memgate's
+	"description", "name_terms", "name_words", "aliases", "supported_until", "org",
+	"fact_terms", "valid_at_assumed", "overruled_valid_at", "conflicts", "note",
+	"attribute_history",
+}
+
+// CheckAttributeName reports what is wrong with an attribute's name, or "".
+func CheckAttributeName(name string) string {
+	switch {
+	case !attributeNamePattern.MatchString(name):
+		return fmt.Sprintf("%q must be snake_case: a lower-case letter, then lower-case letters, digits and underscores (at most 40)", name)
+	case slices.Contains(ReservedAttributes, name):
+		return fmt.Sprintf("%q is a property memgate or Graphiti uses itself; choose another name", name)
+	}
+	return ""
+}
+
+// CheckEdgeTypeName reports what is wrong with an edge type's name, or "".
+func CheckEdgeTypeName(name string) string {
+	if !edgeTypeNamePattern.MatchString(name) {
+		return fmt.Sprintf("%q must be SCREAMING_SNAKE_CASE such as PURCHASED", name)
+	}
+	return ""
+}
+
+// Value is v as attribute a holds it, and whether v is one: a string (cut to
+// MaxAttributeValueRunes, control characters removed), a number (float64, or int64
+// when whole), a boolean, a date (time.Time at midnight UTC, from YYYY-MM-DD or an
+// RFC 3339 time), or one of an enum's values (matched without case). JSON numbers
+// and booleans given as strings ("42", "true") are not taken: the answer said
+// something else.
+func (a Attribute) Value(v any) (any, bool) {
+	switch a.Type {
+	case AttrString:
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		s = CleanText(s, MaxAttributeValueRunes)
+		return s, s != ""
+	case AttrNumber:
+		var f float64
+		switch n := v.(type) {
+		case float64:
+			f = n
+		case float32:
+			f = float64(n)
+		case int:
+			f = float64(n)
+		case int64:
+			f = float64(n)
+		default:
+			return nil, false
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, false
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+		return f, true
+	case AttrBoolean:
+		b, ok := v.(bool)
+		return b, ok
+	case AttrDate:
+		switch d := v.(type) {
+		case time.Time:
+			return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC), d.Year() >= 1000 && d.Year() <= 2999
+		case string:
+			d = strings.TrimSpace(d)
+			t, err := time.Parse(time.DateOnly, d)
+			if err != nil {
+				t, err = time.Parse(time.RFC3339, d)
+			}
+			if err != nil || t.Year() < 1000 || t.Year() > 2999 {
+				return nil, false
+			}
+			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
+		}
+		return nil, false
+	case AttrEnum:
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		for _, allowed := range a.Values {
+			if strings.EqualFold(strings.TrimSpace(s), allowed) {
+				return allowed, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// AttributeJSON is an attribute value as JSON shows it: a date as YYYY-MM-DD, the
+// rest as they are.
+func AttributeJSON(v any) any {
+	if t, ok := v.(time.Time); ok {
+		return t.Format(time.DateOnly)
+	}
+	return v
+}
+
+// Ontology is the entity and edge types that apply to a space: the deployment's
+// (ingest.entity_types, ingest.edge_types), or the fewer a space's owner chose.
+type Ontology struct {
+	EntityTypes []EntityType
+	EdgeTypes   []EdgeType
+}
+
+// EntityType is the entity type named name (without regard to case), or nil.
+func (o Ontology) EntityType(name string) *EntityType {
+	for i := range o.EntityTypes {
+		if strings.EqualFold(strings.TrimSpace(name), o.EntityTypes[i].Name) {
+			return &o.EntityTypes[i]
+		}
+	}
+	return nil
+}
+
+// EdgeType is the edge type named name, or nil.
+func (o Ontology) EdgeType(name string) *EdgeType {
+	for i := range o.EdgeTypes {
+		if name == o.EdgeTypes[i].Name {
+			return &o.EdgeTypes[i]
+		}
+	}
+	return nil
+}
+
+// Allows reports whether a fact of e may join an entity of type src to one of type tgt
+// ("" when the entity has no type). A listed end type must be matched exactly.
+func (e EdgeType) Allows(src, tgt string) bool {
+	return (len(e.SourceTypes) == 0 || slices.Contains(e.SourceTypes, src)) &&
+		(len(e.TargetTypes) == 0 || slices.Contains(e.TargetTypes, tgt))
+}
+
+// Narrow is the part of o a space keeps when its owner names the entity and edge
+// types that apply to it (nil: all of o's; empty: none). A name o does not declare is
+// EINVALID naming it: a space narrows the deployment's types, it never adds any. An
+// edge type kept needs its end types kept (when it names some).
+func (o Ontology) Narrow(entityTypes, edgeTypes []string) (Ontology, error) {
+	out := o
+	if entityTypes != nil {
+		out.EntityTypes = nil
+		for _, name := range entityTypes {
+			t := o.EntityType(name)
+			if t == nil || t.Name != name {
+				return Ontology{}, Errorf(EINVALID, "entity_types: %q is not one of the deployment's entity types", name)
+			}
+			if out.EntityType(name) == nil {
+				out.EntityTypes = append(out.EntityTypes, *t)
+			}
+		}
+	}
+	if edgeTypes != nil {
+		out.EdgeTypes = nil
+		for _, name := range edgeTypes {
+			t := o.EdgeType(name)
+			if t == nil {
+				return Ontology{}, Errorf(EINVALID, "edge_types: %q is not one of the deployment's edge types", name)
+			}
+			if out.EdgeType(name) == nil {
+				out.EdgeTypes = append(out.EdgeTypes, *t)
+			}
+		}
+	}
+	for _, e := range out.EdgeTypes {
+		for _, end := range slices.Concat(e.SourceTypes, e.TargetTypes) {
+			if out.EntityType(end) == nil {
+				return Ontology{}, Errorf(EINVALID, "edge_types: %s joins %s, which entity_types leaves out", e.Name, end)
+			}
+		}
+	}
+	return out, nil
+}
+
+// AttributeChange is one entry of an entity's attribute history: a value an episode
+// stated, at that episode's reference time. The newest statement of an attribute is
+// its value; the others are its history.
+type AttributeChange struct {
+	Name    string    `json:"name"`
+	Value   any       `json:"value"` // as AttributeJSON gives it
+	At      time.Time `json:"at"`    // the stating episode's reference time
+	Episode string    `json:"episode"`
+}
