@@ -55,7 +55,8 @@ type Runner struct {
 	Queue       graph.Queue
 	Extractor   Extractor
 	Resolver    *Resolver
-	Types       []EntityType // the labels entities may get
+	Types       []EntityType // the labels entities may get, with their attributes
+	EdgeTypes   []EdgeType   // the typed relations facts may have
 	Workers     int
 	Lease       time.Duration
 	MaxAttempts int
@@ -272,7 +273,7 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 		}
 		AsSpeaker(x, j.Episode.Content)
 	}
-	clean, drops := Clean(x, r.Types)
+	clean, drops := CleanTyped(x, graph.Ontology{EntityTypes: r.Types, EdgeTypes: r.EdgeTypes})
 	for _, d := range drops {
 		r.Metrics.Dropped(d.What, d.Reason)
 		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)

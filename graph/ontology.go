@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -57,6 +58,8 @@ const (
 	MaxEnumValues           = 50
 	MaxTypeDescriptionRunes = 300
 	MaxAttributeHistory     = 50 // entries of an entity's AttributeHistory
+	// MaxExtractionInstructions bounds a memory's extraction_instructions, in characters.
+	MaxExtractionInstructions = 2000
 )
 
 var (
@@ -249,12 +252,148 @@ func (o Ontology) Narrow(entityTypes, edgeTypes []string) (Ontology, error) {
 	return out, nil
 }
 
-// AttributeChange is one entry of an entity's attribute history: a value an episode
-// stated, at that episode's reference time. The newest statement of an attribute is
-// its value; the others are its history.
+// GenericRelation is the relation a fact keeps when the edge type it was given does
+// not join the types of its ends (Graphiti's default edge name): it is never retyped.
+const GenericRelation = "RELATES_TO"
+
+// AttributeChange is one entry of an entity's attribute history: a value of an
+// attribute, when it was first stated (the stating episode's reference time), and the
+// episodes that stated it then. The newest entry of an attribute is its value; the
+// others are what it was before.
 type AttributeChange struct {
-	Name    string    `json:"name"`
-	Value   any       `json:"value"` // as AttributeJSON gives it
-	At      time.Time `json:"at"`    // the stating episode's reference time
-	Episode string    `json:"episode"`
+	Name     string    `json:"name"`
+	Type     string    `json:"type"`  // the attribute's type, so the value reads back typed
+	Value    any       `json:"value"` // as AttributeJSON gives it
+	At       time.Time `json:"at"`
+	Episodes []string  `json:"episodes"`
+}
+
+// State records that episode, of reference time at, states the attribute name's
+// value v (as Attribute.Value gives it: a string, int64, float64, bool or time.Time):
+// the newer statement wins. A value equal to the one the
+// attribute had at that time adds the episode to that entry; another adds an entry,
+// which is the attribute's value when it is the newest. A re-run of the same episode
+// changes nothing. The history keeps at most MaxAttributeHistory entries, the oldest
+// of attributes with several going first.
+func (n *EntityNode) State(name string, v any, at time.Time, episode string) {
+	a := Attribute{Name: name, Type: AttrString}
+	switch v.(type) {
+	case int64, float64:
+		a.Type = AttrNumber
+	case bool:
+		a.Type = AttrBoolean
+	case time.Time:
+		a.Type = AttrDate
+	}
+	at = at.UTC()
+	jv := AttributeJSON(v)
+	var before *AttributeChange // the entry in force at `at`
+	for i := range n.AttributeHistory {
+		c := &n.AttributeHistory[i]
+		if c.Name == a.Name && !c.At.After(at) && (before == nil || !c.At.Before(before.At)) {
+			before = c
+		}
+	}
+	for i := range n.AttributeHistory {
+		c := &n.AttributeHistory[i]
+		if c.Name == a.Name && slices.Contains(c.Episodes, episode) && sameValue(c.Value, jv) {
+			return // this episode said so already
+		}
+	}
+	if before != nil && sameValue(before.Value, jv) {
+		before.Episodes = append(before.Episodes, episode)
+	} else {
+		n.AttributeHistory = append(n.AttributeHistory, AttributeChange{Name: a.Name, Type: a.Type, Value: jv, At: at,
+			Episodes: []string{episode}})
+	}
+	n.trimHistory()
+	n.Attributes = CurrentAttributes(n.AttributeHistory)
+}
+
+// Unstate takes the episodes gone out of the entity's attribute history: an entry no
+// remaining episode states goes, and each attribute's value is its newest entry left
+// (none: the attribute goes). It reports whether anything changed.
+func (n *EntityNode) Unstate(gone func(episode string) bool) bool {
+	changed := false
+	kept := n.AttributeHistory[:0]
+	for _, c := range n.AttributeHistory {
+		eps := slices.DeleteFunc(slices.Clone(c.Episodes), gone)
+		changed = changed || len(eps) != len(c.Episodes)
+		if len(eps) > 0 {
+			c.Episodes = eps
+			kept = append(kept, c)
+		}
+	}
+	n.AttributeHistory = kept
+	n.Attributes = CurrentAttributes(kept)
+	return changed
+}
+
+func (n *EntityNode) trimHistory() {
+	h := n.AttributeHistory
+	slices.SortStableFunc(h, func(a, b AttributeChange) int { return a.At.Compare(b.At) })
+	for len(h) > MaxAttributeHistory {
+		i := 0 // the oldest entry that is not its attribute's value
+		for j := range h {
+			if slices.ContainsFunc(h[j+1:], func(c AttributeChange) bool { return c.Name == h[j].Name }) {
+				i = j
+				break
+			}
+		}
+		h = slices.Delete(h, i, i+1)
+	}
+	n.AttributeHistory = h
+}
+
+// CurrentAttributes are the values the history says the attributes have: each the
+// newest entry of its attribute (the later one of two of the same time), typed as
+// Attribute.Value gives them.
+func CurrentAttributes(h []AttributeChange) map[string]any {
+	if len(h) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	at := map[string]time.Time{}
+	for _, c := range h {
+		if t, ok := at[c.Name]; ok && c.At.Before(t) {
+			continue
+		}
+		v, ok := Attribute{Type: c.Type, Values: []string{fmt.Sprint(c.Value)}}.Value(c.Value)
+		if !ok {
+			continue
+		}
+		out[c.Name], at[c.Name] = v, c.At
+	}
+	return out
+}
+
+// sameValue compares two values as AttributeJSON gives them (a JSON number read back
+// is a float64; one just given may be an int64).
+func sameValue(a, b any) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// EncodeHistory is the history as stored: one JSON text an entry, since a property
+// holds no maps.
+func EncodeHistory(h []AttributeChange) []string {
+	out := make([]string, 0, len(h))
+	for _, c := range h {
+		b, err := json.Marshal(c)
+		if err == nil {
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// DecodeHistory reads a stored history; an entry that does not read is left out.
+func DecodeHistory(texts []string) []AttributeChange {
+	var out []AttributeChange
+	for _, t := range texts {
+		var c AttributeChange
+		if json.Unmarshal([]byte(t), &c) == nil && c.Name != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
