@@ -90,7 +90,8 @@ func TestOntology_Extraction(t *testing.T) {
 		"facts":    []any{},
 	})
 	p.start(p.typedRunner(shop))
-	first := p.addAt(a, "Dana Reyes bought three X200 routers from our shop; she is a gold customer since March 2021.", t1)
+	first := p.addAt(a, "Dana Reyes bought three X200 routers from our shop; she is a gold customer since March 2021.", t1,
+		"Routers are Products; their SKU carries the region.")
 	p.wait([]*graph.Episode{first}, time.Minute)
 
 	uri := neo4jtest.URI(t)
@@ -130,10 +131,23 @@ func TestOntology_Extraction(t *testing.T) {
 	}
 
 	// A later memory changes the tier; one about an earlier time, read after it, does not.
+	// Only the first memory's extraction was given its instructions.
 	later := p.addAt(a, "Dana Reyes moved down to silver this month.", t1.AddDate(0, 2, 0))
 	earlier := p.addAt(a, "Back then Dana Reyes was bronze, in 2020.", t1.AddDate(-1, 0, 0))
 	decoyEp := p.addAt(decoy, "Decoy: Dana Reyes is a bronze customer.", t1.AddDate(0, 3, 0))
 	p.wait([]*graph.Episode{later, earlier, decoyEp}, time.Minute)
+	given := 0
+	for _, prompt := range p.llm.Prompts() {
+		if strings.Contains(prompt, "Routers are Products; their SKU carries the region.") {
+			given++
+			if !strings.Contains(prompt, "Dana Reyes bought three X200 routers") {
+				t.Errorf("the instructions went with another memory:\n%s", prompt)
+			}
+		}
+	}
+	if given != 1 {
+		t.Errorf("the first memory's extraction_instructions were in %d prompts, want its one", given)
+	}
 	ents, _ := p.graphOf(a, "Dana Reyes")
 	dana := ents["Dana Reyes"]
 	if dana == nil || dana.Attributes["tier"] != "silver" || dana.Attributes["vip"] != true {
