@@ -190,3 +190,49 @@ func TestOntology_Extraction(t *testing.T) {
 		WHERE n.tier = 'bronze' AND n.vip IS NULL AND n.since IS NULL AND size(n.attribute_history) = 1
 		RETURN count(n)`, g)
 }
+
+// TestOntology_SpaceTypes: a space whose agent's owner narrowed the types to Product
+// and Supplier (no edge types) is extracted with those alone: the model is not told
+// of Customer or PURCHASED, a Customer it answers all the same gets no type label and
+// no attributes, and the Product keeps its own; another space of the same deployment
+// still has every type.
+func TestOntology_SpaceTypes(t *testing.T) {
+	p := newPipe(t)
+	narrowed, full := p.space("narrow"), p.space("full")
+	answer := map[string]any{
+		"entities": []any{
+			entity("Dana Reyes", "Customer", map[string]any{"tier": "gold"}),
+			entity("X200", "Product", map[string]any{"sku": "X200-EU"}),
+		},
+		"facts": []any{fact("Dana Reyes", "PURCHASED", "X200", "Dana Reyes bought an X200.", map[string]any{"quantity": 1})},
+	}
+	p.llm.Answer("Narrow: Dana Reyes bought an X200", answer)
+	p.llm.Answer("Full: Dana Reyes bought an X200", answer)
+	ep := p.add(narrowed, "Narrow: Dana Reyes bought an X200, she is a gold customer.")
+	space, _ := graph.ParseGroupID(narrowed)
+	if err := p.db.SetSpaceTypes(context.Background(), space, graph.SpaceTypes{EntityTypes: []string{"Product", "Supplier"},
+		EdgeTypes: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	other := p.add(full, "Full: Dana Reyes bought an X200, she is a gold customer.")
+	p.start(p.typedRunner(shop))
+	p.wait([]*graph.Episode{ep, other}, time.Minute)
+
+	for _, prompt := range p.llm.Prompts() {
+		if strings.Contains(prompt, "Narrow: Dana") && (strings.Contains(prompt, "Customer") || strings.Contains(prompt, "PURCHASED")) {
+			t.Errorf("the narrowed space's prompt names a type its owner left out:\n%s", prompt)
+		}
+	}
+	uri := neo4jtest.URI(t)
+	for _, c := range []struct{ what, query, group string }{
+		{"no Customer in the narrowed space", `MATCH (n:Entity {group_id: $g, name: 'Dana Reyes'}) WHERE NOT n:Customer AND n.tier IS NULL RETURN count(n)`, narrowed},
+		{"the Product keeps its attributes", `MATCH (n:Product {group_id: $g, name: 'X200'}) WHERE n.sku = 'X200-EU' RETURN count(n)`, narrowed},
+		{"no edge attributes", `MATCH ()-[r:RELATES_TO {group_id: $g}]->() WHERE r.quantity IS NULL RETURN count(r)`, narrowed},
+		{"every type in the other space", `MATCH (n:Customer {group_id: $g, name: 'Dana Reyes'}) WHERE n.tier = 'gold' RETURN count(n)`, full},
+		{"the typed edge in the other space", `MATCH ()-[r:RELATES_TO {group_id: $g, name: 'PURCHASED'}]->() WHERE r.quantity = 1 RETURN count(r)`, full},
+	} {
+		if n := neo4jtest.CountAt(t, uri, c.query, map[string]any{"g": c.group}); n != 1 {
+			t.Errorf("%s: %d matches, want 1", c.what, n)
+		}
+	}
+}

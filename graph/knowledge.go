@@ -179,6 +179,9 @@ type Queue interface {
 type Claimed struct {
 	Episode  *Episode
 	Previous []*Episode
+	// Types are the types its space's owner chose (SpaceTypes), nil when it chose
+	// none: the deployment's apply.
+	Types *SpaceTypes
 }
 
 // NeighbourhoodQuery asks for the part of one space an episode's names may refer to.

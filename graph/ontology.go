@@ -212,44 +212,64 @@ func (e EdgeType) Allows(src, tgt string) bool {
 		(len(e.TargetTypes) == 0 || slices.Contains(e.TargetTypes, tgt))
 }
 
+// SpaceTypes are the entity and edge types that apply to one space, by name, as its
+// owner (an agent's owner, a team's writer) chose them: a nil list is all of the
+// deployment's, an empty one none. They only narrow: a space never has a type the
+// deployment does not declare.
+type SpaceTypes struct {
+	EntityTypes []string
+	EdgeTypes   []string
+}
+
+// MaxSpaceTypes bounds the names a space's types list.
+const MaxSpaceTypes = 200
+
 // Narrow is the part of o a space keeps when its owner names the entity and edge
-// types that apply to it (nil: all of o's; empty: none). A name o does not declare is
-// EINVALID naming it: a space narrows the deployment's types, it never adds any. An
-// edge type kept needs its end types kept (when it names some).
+// types that apply to it (see SpaceTypes). A name o does not declare is EINVALID
+// naming it: a space narrows the deployment's types, it never adds any. An edge type
+// named needs its end types kept; of the edge types a nil list keeps, those joining a
+// type left out go.
 func (o Ontology) Narrow(entityTypes, edgeTypes []string) (Ontology, error) {
-	out := o
-	if entityTypes != nil {
-		out.EntityTypes = nil
-		for _, name := range entityTypes {
-			t := o.EntityType(name)
-			if t == nil || t.Name != name {
-				return Ontology{}, Errorf(EINVALID, "entity_types: %q is not one of the deployment's entity types", name)
-			}
-			if out.EntityType(name) == nil {
-				out.EntityTypes = append(out.EntityTypes, *t)
-			}
+	for _, name := range entityTypes {
+		if t := o.EntityType(name); t == nil || t.Name != name {
+			return Ontology{}, Errorf(EINVALID, "entity_types: %q is not one of the deployment's entity types", name)
+		}
+	}
+	for _, name := range edgeTypes {
+		if o.EdgeType(name) == nil {
+			return Ontology{}, Errorf(EINVALID, "edge_types: %q is not one of the deployment's edge types", name)
+		}
+	}
+	out := o.Within(&SpaceTypes{EntityTypes: entityTypes})
+	for _, name := range edgeTypes {
+		if out.EdgeType(name) == nil {
+			return Ontology{}, Errorf(EINVALID, "edge_types: %s joins a type entity_types leaves out", name)
 		}
 	}
 	if edgeTypes != nil {
-		out.EdgeTypes = nil
-		for _, name := range edgeTypes {
-			t := o.EdgeType(name)
-			if t == nil {
-				return Ontology{}, Errorf(EINVALID, "edge_types: %q is not one of the deployment's edge types", name)
-			}
-			if out.EdgeType(name) == nil {
-				out.EdgeTypes = append(out.EdgeTypes, *t)
-			}
-		}
-	}
-	for _, e := range out.EdgeTypes {
-		for _, end := range slices.Concat(e.SourceTypes, e.TargetTypes) {
-			if out.EntityType(end) == nil {
-				return Ontology{}, Errorf(EINVALID, "edge_types: %s joins %s, which entity_types leaves out", e.Name, end)
-			}
-		}
+		out = out.Within(&SpaceTypes{EdgeTypes: edgeTypes})
 	}
 	return out, nil
+}
+
+// Within is the part of o the space's types t keep (nil: all of o); a name o does not
+// declare (any more: the configuration changed since) is passed over, and so is an
+// edge type joining an entity type left out.
+func (o Ontology) Within(t *SpaceTypes) Ontology {
+	if t == nil {
+		return o
+	}
+	out := o
+	if t.EntityTypes != nil {
+		out.EntityTypes = slices.DeleteFunc(slices.Clone(o.EntityTypes), func(e EntityType) bool { return !slices.Contains(t.EntityTypes, e.Name) })
+	}
+	if t.EdgeTypes != nil {
+		out.EdgeTypes = slices.DeleteFunc(slices.Clone(o.EdgeTypes), func(e EdgeType) bool { return !slices.Contains(t.EdgeTypes, e.Name) })
+	}
+	out.EdgeTypes = slices.DeleteFunc(slices.Clone(out.EdgeTypes), func(e EdgeType) bool {
+		return slices.ContainsFunc(slices.Concat(e.SourceTypes, e.TargetTypes), func(end string) bool { return out.EntityType(end) == nil })
+	})
+	return out
 }
 
 // GenericRelation is the relation a fact keeps when the edge type it was given does

@@ -221,7 +221,7 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 	return &service.Service{
 		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
 		Dir:  db, Mem: db, Find: db, Queue: db, Audit: db, Embedder: embedder, Summarizer: extract.Extractive{},
-		Log: log, Now: time.Now,
+		Log: log, Now: time.Now, Ontology: graph.Ontology{EntityTypes: entityTypes(cfg), EdgeTypes: edgeTypes(cfg)},
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
