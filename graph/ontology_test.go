@@ -3,6 +3,7 @@ package graph_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,20 @@ func TestOntology_Narrow(t *testing.T) {
 	}
 	if w := o.Within(nil); len(w.EntityTypes) != 2 || len(w.EdgeTypes) != 2 {
 		t.Errorf("Within(nil): %+v", w)
+	}
+}
+
+// TestTexts_Attributes: a direct fact's attributes are among the texts a memory holds
+// (what the credential check reads), decoded: an escape cannot hide a value.
+func TestTexts_Attributes(t *testing.T) {
+	content := `{"entities":[{"name":"Dana","type":"Customer","summary":"","attributes":{"api":"sk-\u0070roj"}},` +
+		`{"name":"Acme","type":"","summary":""}],"facts":[{"source":"Dana","target":"Acme","relation":"BUYS_FROM",` +
+		`"fact":"Dana buys from Acme.","valid_at":null,"invalid_at":null,"attributes":{"note":"pin 1234"}}]}`
+	texts := graph.Texts(graph.SourceJSON, graph.SourceDirect, content)
+	joined := fmt.Sprint(texts)
+	for _, want := range []string{"sk-proj", "pin 1234"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the texts %q lack %q", texts, want)
+		}
 	}
 }
