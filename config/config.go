@@ -880,8 +880,8 @@ func (c *Config) validateOntology(add func(key, format string, args ...any)) {
 var DefaultEntityTypeNames = []string{"Person", "Organization", "Location", "Event", "Product", "Concept"}
 
 // reservedLabels are labels memgate gives nodes itself.
-var reservedLabels = []string{"Entity", "Episodic", "Community", "Agent", "Team", "Conflict", "Requester", "Org",
-	"AuditEvent", "Webhook", "WebhookDelivery"}
+var reservedLabels = []string{"Entity", "Episodic", "Community", "Agent", "Team", "Conflict", "Principal",
+	"MemoryVersion", "MemgateSchema", "AuditEvent", "Webhook", "WebhookDelivery", "Saga"}
 
 func validateAttributes(key string, attrs []Attribute, add func(key, format string, args ...any)) {
 	if len(attrs) > graph.MaxAttributes {

@@ -402,6 +402,8 @@ func TestLoad_ErrOntology(t *testing.T) {
 			`ingest.entity_types[0].attributes[0].values: only an enum has values`},
 		{"EntityLabel", "ingest:\n  entity_types:\n    - name: Episodic\n",
 			`ingest.entity_types[0].name: "Episodic" must be a distinct label`},
+		{"MemgateLabel", "ingest:\n  entity_types:\n    - name: Agent\n",
+			`ingest.entity_types[0].name: "Agent" must be a distinct label`},
 		{"EdgeName", "ingest:\n  edge_types:\n    - name: purchased\n",
 			`ingest.edge_types[0].name: "purchased" must be SCREAMING_SNAKE_CASE`},
 		{"EdgeTwice", "ingest:\n  edge_types:\n    - name: PURCHASED\n    - name: PURCHASED\n",
