@@ -57,6 +57,7 @@ func history(seed uint64) *SearchResult {
 // many tokens it holds, lists exactly the ids whose lines it holds, and is the same
 // block every time for the same findings.
 func TestContext_NeverOverBudget(t *testing.T) {
+	t.Parallel() // CPU alone (tokenizers under -race): beside the tests that wait on Neo4j
 	budgets := []int{64, 100, 180, 256, 500, 1000, 2000, 4000, 8000}
 	for _, name := range Tokenizers {
 		tok, err := NewTokenizer(name)
