@@ -48,7 +48,7 @@ type Webhooks struct {
 	// (SSRF protection off): for development and tests only.
 	AllowPrivate bool          `yaml:"allow_private"`
 	Timeout      time.Duration `yaml:"timeout"`     // one attempt, connection to answer
-	Poll         time.Duration `yaml:"poll"`        // how often an idle deliverer looks for due deliveries
+	Poll         time.Duration `yaml:"poll"`        // how long a deliverer waits after a claim that found less than a full batch
 	BackoffMin   time.Duration `yaml:"backoff_min"` // the first retry's wait, doubled per attempt
 	BackoffMax   time.Duration `yaml:"backoff_max"` // the longest wait between attempts
 	Horizon      time.Duration `yaml:"horizon"`     // how long after its event a delivery is retried

@@ -3,7 +3,8 @@
 // only while the row's worker holds the delivery's lease (read under the lock, as in
 // episode_claim), its attempt (the newest $keep are kept) and its new state: status
 // (pending again at next, delivered, failed or dropped). A failed delivery marks its
-// webhook failing; a delivered one, active again. Returns the ids recorded.
+// webhook failing; a delivered one, active again (written only when it was not: most
+// deliveries leave their webhook untouched). Returns the ids recorded.
 UNWIND $rows AS x
 MATCH (d:WebhookDelivery {id: x.id})
 SET d._lock = x.worker
@@ -21,6 +22,6 @@ WITH d, x
 OPTIONAL MATCH (w:Webhook {id: d.webhook_id})
 FOREACH (y IN CASE WHEN w IS NOT NULL AND x.status = 'failed' THEN [w] ELSE [] END |
   SET y.status = 'failing', y.failing_at = $now)
-FOREACH (y IN CASE WHEN w IS NOT NULL AND x.status = 'delivered' THEN [w] ELSE [] END |
+FOREACH (y IN CASE WHEN w IS NOT NULL AND x.status = 'delivered' AND coalesce(w.status <> 'active', true) THEN [w] ELSE [] END |
   SET y.status = 'active', y.failing_at = null)
 RETURN d.id AS id

@@ -1,12 +1,15 @@
 package extract_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +32,12 @@ import (
 // JVM's JIT, see BenchmarkPipeline). MG_BENCH_WEBHOOK_EPISODES (default 1000) and
 // MG_BENCH_WEBHOOK_ROUNDS (default 3) size it; no LLM latency, 16 workers;
 // MG_BENCH_WEBHOOK_OUTBOX_ONLY=1 measures the outbox's writes without a deliverer.
+//
+// Beside the rates it reports the CPU time each corpus took, per episode, from its
+// set-up to its last delivery: this process's (pipeline, deliverer and receiver) and,
+// when MG_BENCH_NEO4J_PID names the Neo4j process, Neo4j's. On a machine shared with
+// other work the rates follow the others' load too; the CPU time a corpus takes much
+// less so, and on minus off is what the deliveries cost.
 func BenchmarkWebhookOverhead(b *testing.B) {
 	episodes, rounds := envInt("MG_BENCH_WEBHOOK_EPISODES", 1000), envInt("MG_BENCH_WEBHOOK_ROUNDS", 3)
 	for start := time.Now(); time.Since(start) < time.Minute; {
@@ -36,9 +45,14 @@ func BenchmarkWebhookOverhead(b *testing.B) {
 	}
 	var off, on time.Duration
 	var delivered, drain int64
+	var offCPU, onCPU, offDB, onDB time.Duration
 	for r := 0; r < rounds; r++ {
+		cpu, db := cpuTimes(b)
 		took := benchPipeline(b, 0, 16, episodes)
 		off += took
+		cpu2, db2 := cpuTimes(b)
+		offCPU, offDB = offCPU+cpu2-cpu, offDB+db2-db
+		cpu, db = cpu2, db2
 		b.Logf("round %d, webhooks off: %.1f episodes/s", r+1, float64(episodes)/took.Seconds())
 		var hooks *hooked
 		took = benchPipelineWith(b, 0, 16, episodes, func(p *pipe) { hooks = subscribeAll(b, p) })
@@ -56,6 +70,8 @@ func BenchmarkWebhookOverhead(b *testing.B) {
 		delivered += hooks.received.Load()
 		drain += time.Since(waited).Milliseconds()
 		hooks.stop()
+		cpu2, db2 = cpuTimes(b)
+		onCPU, onDB = onCPU+cpu2-cpu, onDB+db2-db
 		b.Logf("round %d, webhooks on: %.1f episodes/s; %d deliveries, the last %d ms after the pipeline ended",
 			r+1, float64(episodes)/took.Seconds(), hooks.received.Load(), time.Since(waited).Milliseconds())
 	}
@@ -65,6 +81,39 @@ func BenchmarkWebhookOverhead(b *testing.B) {
 	b.ReportMetric(off.Seconds()/on.Seconds(), "on/off")
 	b.ReportMetric(float64(delivered)/total, "deliveries/episode")
 	b.ReportMetric(float64(drain)/float64(rounds), "drain-ms")
+	perEpisode := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / total }
+	b.ReportMetric(perEpisode(offCPU), "off-cpu-ms/episode")
+	b.ReportMetric(perEpisode(onCPU), "on-cpu-ms/episode")
+	if offDB > 0 {
+		b.ReportMetric(perEpisode(offDB), "off-neo4j-cpu-ms/episode")
+		b.ReportMetric(perEpisode(onDB), "on-neo4j-cpu-ms/episode")
+	}
+}
+
+// cpuTimes returns the CPU time (user and system) this process has used, and the
+// Neo4j process MG_BENCH_NEO4J_PID names (0 without one).
+func cpuTimes(b *testing.B) (self, neo4j time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	pid := os.Getenv("MG_BENCH_NEO4J_PID")
+	if pid == "" {
+		return self, 0
+	}
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// After the command's closing parenthesis: state is field 3, utime 14, stime 15,
+	// in clock ticks (100 a second on Linux).
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	var utime, stime int64
+	if _, err := fmt.Sscan(fields[11]+" "+fields[12], &utime, &stime); err != nil {
+		b.Fatal(err)
+	}
+	return self, time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // hooked is the webhooks of one corpus: the count of verified-enough deliveries (a

@@ -102,13 +102,24 @@ type Webhooks interface {
 	// ClaimDeliveries leases up to n pending deliveries that are due, to webhooks of
 	// requesters whose id contains scope ("" all), to worker.
 	ClaimDeliveries(ctx context.Context, worker, scope string, lease time.Duration, n int) ([]ClaimedDelivery, error)
-	// FinishDelivery records an attempt (nil for none) of worker's leased delivery and
-	// its new state: status delivered, failed or dropped, or pending again at next. The
-	// webhook is marked failing with a failed delivery, active with a delivered one.
-	// ECONFLICT when worker no longer holds the lease.
-	FinishDelivery(ctx context.Context, id, worker string, a *Attempt, status string, next time.Time) error
+	// FinishDeliveries records worker's finished deliveries together (one transaction
+	// while they fit in one): each one's attempt (nil for none) and new state. A webhook
+	// is marked failing with a failed delivery, active with a delivered one. Per
+	// finish, in order: nil, or ECONFLICT when worker no longer holds its lease (nothing
+	// is recorded for it), or the error that kept it from being recorded.
+	FinishDeliveries(ctx context.Context, worker string, fs []Finish) []error
 	// PruneDeliveries erases up to limit finished deliveries of events before before.
 	PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// Finish is what became of one leased delivery: the attempt made (nil when none was:
+// dropped, or released unsent) and its new state, delivered, failed or dropped, or
+// pending again at Next.
+type Finish struct {
+	ID      string
+	Attempt *Attempt
+	Status  string
+	Next    time.Time
 }
 
 // ClaimedDelivery is a leased delivery with its webhook.

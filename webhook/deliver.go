@@ -15,7 +15,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -57,9 +56,18 @@ type Deliverer struct {
 	client *http.Client
 }
 
-// Run delivers until ctx ends, then returns once every attempt under way has ended.
-// It claims only for free places: while every worker is busy it waits for one to
-// finish, and while nothing is due it polls every Poll.
+// claimBatch is how many deliveries one claim leases at most: one claim transaction,
+// one resolution of each subscriber and one transaction recording the attempts for up
+// to this many deliveries, however few workers send them.
+const claimBatch = 64
+
+// Run delivers until ctx ends, then returns once every attempt under way has ended
+// and been recorded. It claims when a worker is free, up to claimBatch deliveries at
+// once, and sends them Workers at a time; the batch's attempts are recorded together
+// once its last one has ended. After a claim that found fewer than it asked for, it
+// waits Poll before it claims again (what comes due meanwhile waits for the next
+// batch), so a deliverer that keeps up claims a few times a second, not once per
+// event.
 func (d *Deliverer) Run(ctx context.Context) {
 	d.id = workerID()
 	d.client = d.Guard.Client(d.Timeout)
@@ -67,8 +75,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 	pruned := time.Time{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	var busy atomic.Int64
-	finished := make(chan struct{}, 1) // a worker is free again
+	slots := make(chan struct{}, max(d.Workers, 1)) // one per attempt under way
 	for ctx.Err() == nil {
 		if time.Since(pruned) > time.Hour && d.Retention > 0 {
 			pruned = time.Now()
@@ -78,46 +85,107 @@ func (d *Deliverer) Run(ctx context.Context) {
 				d.Log.Info("pruned webhook deliveries", "deliveries", n)
 			}
 		}
-		free := d.Workers - int(busy.Load())
-		if free <= 0 {
-			select {
-			case <-ctx.Done():
-			case <-finished:
-			}
+		select { // a free worker for the batch's first delivery
+		case <-ctx.Done():
 			continue
+		case slots <- struct{}{}:
 		}
-		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, free)
+		claimedAt := time.Now()
+		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, claimBatch)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
 		}
-		// The batch's subscribers are resolved once each, just before it is sent.
-		subscribers := d.Service.Subscribers()
-		audiences := make([]service.Audience, len(claimed))
-		errs := make([]error, len(claimed))
-		for i, c := range claimed {
-			audiences[i], errs[i] = subscribers.Audience(ctx, c.Webhook, c.Delivery)
-		}
-		for i, c := range claimed {
-			busy.Add(1)
+		if len(claimed) > 0 {
 			wg.Add(1)
-			go func() {
-				defer func() {
-					busy.Add(-1)
-					wg.Done()
-					select {
-					case finished <- struct{}{}:
-					default:
-					}
-				}()
-				d.deliver(ctx, c, audiences[i], errs[i])
-			}()
+			d.sendBatch(ctx, claimed, claimedAt.Add(lease), slots, wg.Done)
+		} else {
+			<-slots
 		}
-		if err == nil && len(claimed) == free {
+		if err == nil && len(claimed) == claimBatch {
 			continue // more may be due
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(d.Poll):
+		}
+	}
+}
+
+// sendBatch sends the claimed deliveries, leased until leaseEnds, each as a slot
+// is free (the caller holds one for the first), and returns once the last has
+// started; the attempts are recorded together when the last has ended, then done is
+// called. The batch's subscribers are resolved once each, just before it is sent. An
+// attempt starts only while its lease outlasts it: what a batch could not start in
+// time (slow receivers ahead of it) or before a shutdown is released unsent, due at
+// once for whichever deliverer claims it next.
+func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelivery, leaseEnds time.Time,
+	slots chan struct{}, done func()) {
+	subscribers := d.Service.Subscribers()
+	audiences := make([]service.Audience, len(claimed))
+	errs := make([]error, len(claimed))
+	for i, c := range claimed {
+		audiences[i], errs[i] = subscribers.Audience(ctx, c.Webhook, c.Delivery)
+	}
+	finishes := make([]*graph.Finish, len(claimed)) // nil: nothing to record
+	var sending sync.WaitGroup
+	for i, c := range claimed {
+		held := i == 0 // the caller's slot
+		if !held {
+			select {
+			case <-ctx.Done():
+			case slots <- struct{}{}:
+				held = true
+			}
+		}
+		if ctx.Err() != nil || time.Until(leaseEnds) < d.Timeout+leaseMargin {
+			if held {
+				<-slots
+			}
+			released := make([]*graph.Finish, 0, len(claimed)-i)
+			for _, u := range claimed[i:] {
+				released = append(released, &graph.Finish{ID: u.Delivery.ID, Status: graph.DeliveryPending, Next: time.Now()})
+			}
+			d.record(ctx, released)
+			break
+		}
+		sending.Add(1)
+		go func() {
+			defer func() {
+				<-slots
+				sending.Done()
+			}()
+			finishes[i] = d.deliver(ctx, c, audiences[i], errs[i])
+		}()
+	}
+	go func() {
+		defer done()
+		sending.Wait()
+		d.record(ctx, finishes)
+	}()
+}
+
+// leaseMargin is what an attempt's lease must still have after the attempt's
+// timeout when it starts: time to record it.
+const leaseMargin = 5 * time.Second
+
+// record records the batch's finishes in one transaction. It uses a context of its
+// own, so a shutdown during the attempts still records them (or leaves their leases
+// to expire).
+func (d *Deliverer) record(ctx context.Context, finishes []*graph.Finish) {
+	fs := make([]graph.Finish, 0, len(finishes))
+	for _, f := range finishes {
+		if f != nil {
+			fs = append(fs, *f)
+		}
+	}
+	if len(fs) == 0 {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for i, err := range d.Store.FinishDeliveries(fctx, d.id, fs) {
+		if err != nil {
+			d.Log.Warn("recording a webhook attempt", "delivery_id", fs[i].ID, "status", fs[i].Status, "error", err.Error())
 		}
 	}
 }
@@ -136,56 +204,51 @@ func (d *Deliverer) outcome(o string) {
 }
 
 // deliver makes one attempt at c, whose audience was decided as aud (or could not be:
-// err), and records it. Finishing uses a context of its own, so a shutdown during the
-// attempt still records it (or leaves the lease to expire).
-func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery, aud service.Audience, err error) {
+// err), and returns what to record of it: nil for nothing (interrupted by a shutdown,
+// the lease expires and another process sends it).
+func (d *Deliverer) deliver(ctx context.Context, c graph.ClaimedDelivery, aud service.Audience, err error) *graph.Finish {
 	del, w := c.Delivery, c.Webhook
-	log := d.Log.With("webhook_id", w.ID, "delivery_id", del.ID, "event_id", del.EventID, "kind", del.Kind)
-	finish := func(a *graph.Attempt, status string, next time.Time) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := d.Store.FinishDelivery(fctx, del.ID, d.id, a, status, next); err != nil {
-			log.Warn("recording a webhook attempt", "error", err.Error())
-		}
+	finish := func(a *graph.Attempt, status string, next time.Time) *graph.Finish {
+		return &graph.Finish{ID: del.ID, Attempt: a, Status: status, Next: next}
+	}
+	log := func() *slog.Logger {
+		return d.Log.With("webhook_id", w.ID, "delivery_id", del.ID, "event_id", del.EventID, "kind", del.Kind)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return // shutting down: the lease expires and another process sends it
+			return nil // shutting down: the lease expires and another process sends it
 		}
-		log.Warn("checking a webhook subscriber's access", "error", err.Error())
+		log().Warn("checking a webhook subscriber's access", "error", err.Error())
 		d.outcome("error")
-		finish(nil, graph.DeliveryPending, time.Now().Add(d.backoff(len(del.Attempts))))
-		return
+		return finish(nil, graph.DeliveryPending, time.Now().Add(d.backoff(len(del.Attempts))))
 	}
 	if !aud.Sees {
 		d.outcome("dropped")
-		finish(nil, graph.DeliveryDropped, time.Now())
-		return
+		return finish(nil, graph.DeliveryDropped, time.Now())
 	}
 	body, err := json.Marshal(payloadOf(del, aud))
 	if err != nil {
-		log.Error("encoding a webhook payload", "error", err.Error())
-		return
+		log().Error("encoding a webhook payload", "error", err.Error())
+		return nil
 	}
 	a := d.send(ctx, w, del, body)
 	if ctx.Err() != nil && a.StatusCode == 0 {
-		return // interrupted by shutdown: sent again after the lease expires
+		return nil // interrupted by shutdown: sent again after the lease expires
 	}
 	switch {
 	case a.StatusCode >= 200 && a.StatusCode < 300:
 		d.outcome("delivered")
-		finish(&a, graph.DeliveryDelivered, time.Now())
+		return finish(&a, graph.DeliveryDelivered, time.Now())
 	default:
 		next := time.Now().Add(d.backoff(len(del.Attempts)))
 		if next.After(del.At.Add(d.Horizon)) {
 			d.outcome("failed")
-			log.Warn("webhook delivery failed for good; the webhook is marked failing", "attempts", len(del.Attempts)+1,
+			log().Warn("webhook delivery failed for good; the webhook is marked failing", "attempts", len(del.Attempts)+1,
 				"status", a.StatusCode, "error", a.Error)
-			finish(&a, graph.DeliveryFailed, time.Now())
-			return
+			return finish(&a, graph.DeliveryFailed, time.Now())
 		}
 		d.outcome("retry")
-		finish(&a, graph.DeliveryPending, next)
+		return finish(&a, graph.DeliveryPending, next)
 	}
 }
 

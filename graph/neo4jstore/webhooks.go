@@ -99,25 +99,30 @@ func (db *DB) ClaimDeliveries(ctx context.Context, worker, scope string, lease t
 	return out, nil
 }
 
-// finish is one delivery's attempt to record (FinishDelivery).
+// finish is one delivery's attempt to record (FinishDeliveries).
 type finish struct {
-	id, worker, status string
-	attempt            *graph.Attempt
-	next               time.Time
+	worker string
+	graph.Finish
 }
 
-// FinishDelivery records the attempt in the next group of finishes: the deliveries
-// finished at the same time are recorded in one transaction (one commit), as the
-// episodes' writes are.
-func (db *DB) FinishDelivery(ctx context.Context, id, worker string, a *graph.Attempt, status string, next time.Time) error {
-	held, err := db.finishes.Call(ctx, finish{id: id, worker: worker, status: status, attempt: a, next: next})
-	if err != nil {
-		return db.storeError("webhook_finish", err)
+// FinishDeliveries records the finishes in the next group of finishes: in one
+// transaction (one commit) while they fit in one, with any other deliverer's of this
+// process finished at the same time.
+func (db *DB) FinishDeliveries(ctx context.Context, worker string, fs []graph.Finish) []error {
+	qs := make([]finish, len(fs))
+	for i, f := range fs {
+		qs[i] = finish{worker: worker, Finish: f}
 	}
-	if !held {
-		return graph.Errorf(graph.ECONFLICT, "the lease on this delivery was lost")
+	held, errs := db.finishes.Do(ctx, qs...)
+	for i, err := range errs {
+		switch {
+		case err != nil:
+			errs[i] = db.storeError("webhook_finish", err)
+		case !held[i]:
+			errs[i] = graph.Errorf(graph.ECONFLICT, "the lease on this delivery was lost")
+		}
 	}
-	return nil
+	return errs
 }
 
 // finishTogether records a group of finishes in one transaction, in the order of
@@ -127,15 +132,15 @@ func (db *DB) finishTogether(ctx context.Context, fs []finish) ([]bool, error) {
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return fs[order[a]].id < fs[order[b]].id })
+	sort.Slice(order, func(a, b int) bool { return fs[order[a]].ID < fs[order[b]].ID })
 	rows := make([]any, 0, len(fs))
 	for _, i := range order {
 		f := fs[i]
 		var attempt any
-		if a := f.attempt; a != nil {
+		if a := f.Attempt; a != nil {
 			attempt = map[string]any{"at": a.At.UTC(), "status": int64(a.StatusCode), "error": a.Error, "ms": a.Millis}
 		}
-		rows = append(rows, map[string]any{"id": f.id, "worker": f.worker, "attempt": attempt, "status": f.status, "next": f.next.UTC()})
+		rows = append(rows, map[string]any{"id": f.ID, "worker": f.worker, "attempt": attempt, "status": f.Status, "next": f.Next.UTC()})
 	}
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_finish", map[string]any{
 		"rows": rows, "keep": int64(keptAttempts), "now": time.Now().UTC()})
@@ -148,7 +153,7 @@ func (db *DB) finishTogether(ctx context.Context, fs []finish) ([]bool, error) {
 	}
 	out := make([]bool, len(fs))
 	for i, f := range fs {
-		out[i] = recorded[f.id]
+		out[i] = recorded[f.ID]
 	}
 	return out, nil
 }
