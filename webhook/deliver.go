@@ -114,18 +114,24 @@ func (d *Deliverer) Run(ctx context.Context) {
 // sendBatch sends the claimed deliveries, leased until leaseEnds, each as a slot
 // is free (the caller holds one for the first), and returns once the last has
 // started; the attempts are recorded together when the last has ended, then done is
-// called. The batch's subscribers are resolved once each, just before it is sent. An
-// attempt starts only while its lease outlasts it: what a batch could not start in
-// time (slow receivers ahead of it) or before a shutdown is released unsent, due at
-// once for whichever deliverer claims it next.
+// called. The batch's subscribers are resolved once each, just before it is sent, and
+// again for what is left of it whenever a delivery would start more than judgedFor
+// after that judgement. An attempt starts only while its lease outlasts it: what a
+// batch could not start in time (slow receivers ahead of it) or before a shutdown is
+// released unsent, due at once for whichever deliverer claims it next.
 func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelivery, leaseEnds time.Time,
 	slots chan struct{}, done func()) {
-	subscribers := d.Service.Subscribers()
 	audiences := make([]service.Audience, len(claimed))
 	errs := make([]error, len(claimed))
-	for i, c := range claimed {
-		audiences[i], errs[i] = subscribers.Audience(ctx, c.Webhook, c.Delivery)
+	var judged time.Time
+	judge := func(from int) { // the audiences of claimed[from:], each subscriber resolved once
+		subscribers := d.Service.Subscribers()
+		for j := from; j < len(claimed); j++ {
+			audiences[j], errs[j] = subscribers.Audience(ctx, claimed[j].Webhook, claimed[j].Delivery)
+		}
+		judged = time.Now()
 	}
+	judge(0)
 	finishes := make([]*graph.Finish, len(claimed)) // nil: nothing to record
 	var sending sync.WaitGroup
 	for i, c := range claimed {
@@ -148,6 +154,9 @@ func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelive
 			d.record(ctx, released)
 			break
 		}
+		if time.Since(judged) > judgedFor {
+			judge(i) // slow receivers held the batch: what is left of it is judged again
+		}
 		sending.Add(1)
 		go func() {
 			defer func() {
@@ -163,6 +172,11 @@ func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelive
 		d.record(ctx, finishes)
 	}()
 }
+
+// judgedFor is how long a batch's judgement of who may see what stands: a delivery
+// starts at most this long after the Authorizer last judged its subscriber, so a
+// revoked share stops deliveries from then on however slow the receivers before it.
+const judgedFor = time.Second
 
 // leaseMargin is what an attempt's lease must still have after the attempt's
 // timeout when it starts: time to record it.
