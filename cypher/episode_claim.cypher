@@ -37,18 +37,20 @@ WITH e,
          AND o <> e AND o.lease_expires_at >= $now
      } AS claimable
 REMOVE e._lock
+// A candidate no longer claimable was taken (or changed) by another worker between the
+// two reads: it comes back with claimable false, so the claimer can count the conflict.
 WITH e, claimable
-WHERE claimable
-SET e.status = 'processing', e.lease_owner = $worker, e.lease_expires_at = $lease_until,
-    e.attempts = coalesce(e.attempts, 0) + 1, e.retry_at = null
+FOREACH (_ IN CASE WHEN claimable THEN [1] ELSE [] END |
+  SET e.status = 'processing', e.lease_owner = $worker, e.lease_expires_at = $lease_until,
+      e.attempts = coalesce(e.attempts, 0) + 1, e.retry_at = null)
 // The context of the extraction comes along: the space's latest processed episodes
 // (ordered by all the index's columns, so Neo4j reads the index backwards and stops
 // after $context instead of sorting the space's history); never one stored without
 // extraction (its words reach no model and name no entity) or one that has expired.
-RETURN e, COLLECT {
+RETURN claimable, e, CASE WHEN claimable THEN COLLECT {
   MATCH (p:Episodic)
   USING INDEX p:Episodic(group_id, status, created_at)
   WHERE p.group_id = e.group_id AND p.status = 'done' AND p.created_at < e.created_at
     AND coalesce(p.extract, true) AND (p.expires_at IS NULL OR p.expires_at > $now)
   RETURN p ORDER BY p.group_id DESC, p.status DESC, p.created_at DESC LIMIT $context
-} AS previous
+} ELSE [] END AS previous

@@ -18,24 +18,28 @@ var (
 
 var errLeaseLost = graph.Errorf(graph.ECONFLICT, "the lease on this episode was lost")
 
-func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]graph.Claimed, error) {
+func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]graph.Claimed, int, error) {
 	now := time.Now().UTC()
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_claim", map[string]any{
 		"scope": scope, "n": int64(n), "worker": worker, "now": now, "lease_until": now.Add(lease),
 		"context": int64(context),
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := make([]graph.Claimed, 0, len(records))
+	out, taken := make([]graph.Claimed, 0, len(records)), 0
 	for _, r := range records {
-		c := graph.Claimed{Episode: episodeFromNode(r.Values[0].(neo4j.Node))}
-		for _, p := range anyList(r.Values[1]) {
+		if r.Values[0] != true { // another worker took it between the query's two reads
+			taken++
+			continue
+		}
+		c := graph.Claimed{Episode: episodeFromNode(r.Values[1].(neo4j.Node))}
+		for _, p := range anyList(r.Values[2]) {
 			c.Previous = append(c.Previous, episodeFromNode(p.(neo4j.Node)))
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, taken, nil
 }
 
 func (db *DB) Renew(ctx context.Context, id, worker string, lease time.Duration) error {
