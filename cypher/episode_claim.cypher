@@ -1,8 +1,13 @@
 // Lease up to $n episodes in one transaction. Candidates: per group_id the oldest
-// episode not yet done or failed, when it is queued (and due) or its lease expired,
-// oldest first. Then each candidate's write lock is taken (SET _lock) and only then is
-// it read again, by a new MATCH, so of two workers racing for one episode the second
-// sees the first's claim: nothing read before the lock can be served from a cache.
+// episode not yet done or failed, when it is queued (and due) or its lease expired;
+// of the oldest $window of them, $n at random: processes claiming at the same moment
+// then seldom choose the same candidates, and seldom wait for each other's locks (all
+// choosing the oldest $n made every concurrent claim wait for the first and then find
+// its candidates taken). The chosen are locked oldest first, so two claims never take
+// each other's locks in opposite orders. Then each candidate's write lock is taken
+// (SET _lock) and only then is it read again, by a new MATCH, so of two workers racing
+// for one episode the second sees the first's claim: nothing read before the lock can
+// be served from a cache.
 // Each must still be due, the oldest unfinished episode of its space, and the only one
 // of its space in progress, so a space is processed strictly in order. The lock
 // property is removed whatever the outcome; the lock itself holds until the
@@ -15,10 +20,12 @@ CALL () {
   WITH c.group_id AS g, collect(c)[0] AS head
   WHERE (head.status = 'queued' AND (head.retry_at IS NULL OR head.retry_at <= $now))
      OR (head.status = 'processing' AND head.lease_expires_at < $now)
-  RETURN head.uuid AS id
+  RETURN head.uuid AS id, head.created_at AS created
   ORDER BY head.created_at ASC
-  LIMIT $n
+  LIMIT $window
 }
+WITH id, created ORDER BY rand() LIMIT $n
+WITH id ORDER BY created ASC, id ASC
 MATCH (e:Episodic {uuid: id})
 SET e._lock = $worker
 WITH e,
