@@ -26,6 +26,9 @@ type Metrics struct {
 	Processed        atomic.Int64 // episodes done
 	Failed           atomic.Int64 // episodes failed for good
 	Retried          atomic.Int64 // attempts that will be retried
+	Claimed          atomic.Int64 // episodes leased by this process's claims
+	ClaimConflicts   atomic.Int64 // episodes a claim chose but found taken by another worker when it locked them
+	LeasesLost       atomic.Int64 // attempts cut short or refused at their save: another worker had the episode
 	ProcessingNano   atomic.Int64 // total time of successful attempts
 	ChatCalls        atomic.Int64
 	EmbeddingCalls   atomic.Int64
@@ -222,8 +225,10 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		// would leave its episodes leased to no one until the lease expires. What it
 		// claimed once the end began goes back at once.
 		claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		eps, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
+		eps, taken, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		cancel()
+		r.Metrics.Claimed.Add(int64(len(eps)))
+		r.Metrics.ClaimConflicts.Add(int64(taken))
 		if ctx.Err() != nil {
 			for _, ep := range eps {
 				r.giveBack(ctx, ep.Episode, graph.Cost{}) // no attempt began
@@ -239,7 +244,9 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 			jobs <- job{Claimed: ep, ctx: jctx, cancel: cancel}
 		}
 		n -= len(eps)
-		if len(eps) > 0 {
+		// Candidates another process took first do not mean the queue is empty: claim
+		// again at once rather than after a poll.
+		if len(eps) > 0 || taken > 0 {
 			wait = r.Poll
 			continue
 		}
@@ -332,6 +339,7 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 		endIngest(j.span, "returned", "")
 		return
 	case context.Cause(j.ctx) != nil || graph.ErrorCode(err) == graph.ECONFLICT:
+		r.Metrics.LeasesLost.Add(1)
 		r.Log.WarnContext(j.ctx, "lease lost; another worker has the episode", "episode", ep.UUID)
 		endIngest(j.span, "lease_lost", "")
 		return

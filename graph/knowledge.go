@@ -147,8 +147,9 @@ type Queue interface {
 	// group is being processed or waits to be retried. scope is a group_id prefix to
 	// claim from; "" claims from every space (tests confine a worker to their own).
 	// Each comes with up to context done episodes of its space created before it,
-	// newest first.
-	Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) ([]Claimed, error)
+	// newest first. taken counts the candidates another worker claimed (or changed)
+	// between the claim's choice and its lock: a lease conflict, none of them leased.
+	Claim(ctx context.Context, worker, scope string, lease time.Duration, n, context int) (claimed []Claimed, taken int, err error)
 	// Renew extends worker's lease; ECONFLICT when the lease was lost.
 	Renew(ctx context.Context, id, worker string, lease time.Duration) error
 	// Complete saves the writes and marks their episodes done, all in one transaction

@@ -102,6 +102,9 @@ var (
 	descProcessed  = prometheus.NewDesc("memgate_ingest_processed_total", "Episodes processed to done.", nil, nil)
 	descFailed     = prometheus.NewDesc("memgate_ingest_failed_total", "Episodes failed for good (after every attempt).", nil, nil)
 	descRetried    = prometheus.NewDesc("memgate_ingest_retried_total", "Attempts that failed and will be retried.", nil, nil)
+	descClaimed    = prometheus.NewDesc("memgate_ingest_claimed_total", "Episodes leased by this process's claims.", nil, nil)
+	descConflicts  = prometheus.NewDesc("memgate_ingest_claim_conflicts_total", "Episodes a claim chose but found taken by another worker (another process) when it locked them: lease conflicts.", nil, nil)
+	descLeaseLost  = prometheus.NewDesc("memgate_ingest_leases_lost_total", "Attempts whose lease another worker had taken by their save (an expired lease reclaimed): the work is dropped, not saved twice.", nil, nil)
 	descProcessing = prometheus.NewDesc("memgate_ingest_processing_seconds_total", "Time spent on successful attempts.", nil, nil)
 	descLLMCalls   = prometheus.NewDesc("memgate_llm_calls_total", "Calls to the model provider, by kind: chat (extraction, resolution) or embedding.", []string{"kind"}, nil)
 	descLLMErrors  = prometheus.NewDesc("memgate_llm_errors_total", "Failed LLM calls by kind.", []string{"kind"}, nil)
@@ -116,7 +119,7 @@ var (
 type scraped struct{ o Observed }
 
 func (s scraped) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descProcessed, descFailed, descRetried, descProcessing, descLLMCalls,
+	for _, d := range []*prometheus.Desc{descProcessed, descFailed, descRetried, descClaimed, descConflicts, descLeaseLost, descProcessing, descLLMCalls,
 		descLLMErrors, descTokens, descDropped, descQueue, descQueries, descQueryTime} {
 		ch <- d
 	}
@@ -130,6 +133,9 @@ func (s scraped) Collect(ch chan<- prometheus.Metric) {
 		counter(descProcessed, float64(p.Processed.Load()))
 		counter(descFailed, float64(p.Failed.Load()))
 		counter(descRetried, float64(p.Retried.Load()))
+		counter(descClaimed, float64(p.Claimed.Load()))
+		counter(descConflicts, float64(p.ClaimConflicts.Load()))
+		counter(descLeaseLost, float64(p.LeasesLost.Load()))
 		counter(descProcessing, time.Duration(p.ProcessingNano.Load()).Seconds())
 		counter(descLLMCalls, float64(p.ChatCalls.Load()), "chat")
 		counter(descLLMCalls, float64(p.EmbeddingCalls.Load()), "embedding")

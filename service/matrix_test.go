@@ -228,7 +228,7 @@ SET e.status = 'failed', e.last_error = $reason, e.attempts = coalesce(e.attempt
 		}
 	} else {
 		worker := "matrix-" + w.mark
-		claimed, err := w.db.Claim(w.ctx, worker, group, time.Minute, 1, 0)
+		claimed, _, err := w.db.Claim(w.ctx, worker, group, time.Minute, 1, 0)
 		if err != nil {
 			w.t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 
 // apiClient talks to a running memgate in dev mode as one requester.
 type apiClient struct {
-	t         *testing.T
+	t         testing.TB
 	base      string
 	requester string
 }

@@ -20,7 +20,7 @@ var (
 )
 
 // binary builds memgate once for the tests that run it as a process.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "memgate-bin")
@@ -45,7 +45,7 @@ func binary(t *testing.T) string {
 }
 
 // command runs the binary in an empty folder with only the given MEMGATE_* variables.
-func command(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
+func command(t testing.TB, env map[string]string, args ...string) *exec.Cmd {
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = t.TempDir()
 	for _, kv := range os.Environ() {
@@ -183,7 +183,7 @@ func TestServe_SIGTERM(t *testing.T) {
 }
 
 // waitStatus polls url until it answers status, and returns the body.
-func waitStatus(t *testing.T, url string, status int, limit time.Duration) string {
+func waitStatus(t testing.TB, url string, status int, limit time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	last := ""

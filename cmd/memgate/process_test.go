@@ -74,7 +74,7 @@ func restartableAddr(t *testing.T) string {
 
 // startBinary runs memgate serve against the test database and returns once it is
 // ready.
-func startBinary(t *testing.T, env map[string]string, args ...string) (*process, string) {
+func startBinary(t testing.TB, env map[string]string, args ...string) (*process, string) {
 	t.Helper()
 	p := launch(t, env, args...)
 	waitStatus(t, p.base+"/readyz", http.StatusOK, 60*time.Second)
@@ -84,7 +84,7 @@ func startBinary(t *testing.T, env map[string]string, args ...string) (*process,
 // launch starts memgate serve (with args, e.g. --config) on a port it picks itself and
 // returns once it listens (not yet ready). A process the test leaves running is stopped
 // with SIGTERM when the test ends, and must exit 0.
-func launch(t *testing.T, env map[string]string, args ...string) *process {
+func launch(t testing.TB, env map[string]string, args ...string) *process {
 	t.Helper()
 	// No deliverer unless the test asks for one: the database is shared with other
 	// packages' tests, whose webhooks' deliveries are theirs to send.
@@ -133,7 +133,7 @@ func launch(t *testing.T, env map[string]string, args ...string) *process {
 }
 
 // stop sends SIGTERM and waits for the exit, which must be 0.
-func (p *process) stop(t *testing.T) {
+func (p *process) stop(t testing.TB) {
 	t.Helper()
 	p.ended = true
 	if !p.alive(t) {
@@ -154,7 +154,7 @@ func (p *process) stop(t *testing.T) {
 }
 
 // kill sends SIGKILL and waits for the process to die of it.
-func (p *process) kill(t *testing.T) {
+func (p *process) kill(t testing.TB) {
 	t.Helper()
 	p.ended = true
 	if p.alive(t) {
@@ -165,7 +165,7 @@ func (p *process) kill(t *testing.T) {
 
 // alive reports whether the process still runs, and fails the test when it has
 // exited on its own (a race report halts it with exit 66).
-func (p *process) alive(t *testing.T) bool {
+func (p *process) alive(t testing.TB) bool {
 	t.Helper()
 	select {
 	case <-p.exited:

@@ -53,8 +53,12 @@ type Server struct {
 
 	ChatCalls      atomic.Int64
 	EmbeddingCalls atomic.Int64
-	Failures       atomic.Int64
-	n              atomic.Int64
+	// Busy is the time chat calls took in the server, in nanoseconds, less their
+	// scripted Latency: what the server itself costs, so a benchmark can show it is
+	// not its own bottleneck.
+	Busy     atomic.Int64
+	Failures atomic.Int64
+	n        atomic.Int64
 }
 
 type fixture struct {
@@ -273,6 +277,8 @@ func (s *Server) traced(r *http.Request) {
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.ChatCalls.Add(1)
+	began, slept := time.Now(), time.Duration(0)
+	defer func() { s.Busy.Add(int64(time.Since(began) - slept)) }()
 	s.traced(r)
 	var req struct {
 		Messages      []struct{ Role, Content string } `json:"messages"`
@@ -344,7 +350,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	hang, delay, fixed := s.hang, s.delay, s.usage
 	s.mu.Unlock()
+	asleep := time.Now()
 	time.Sleep(delay)
+	slept = time.Since(asleep)
 
 	switch s.fault() {
 	case Fault429:

@@ -38,7 +38,7 @@ func TestCost_EveryOutcomeAdds(t *testing.T) {
 	claim := func(worker string) {
 		t.Helper()
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-			got, err := db.Claim(ctx, worker, space, time.Minute, 1, 0)
+			got, _, err := db.Claim(ctx, worker, space, time.Minute, 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

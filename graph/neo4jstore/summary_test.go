@@ -282,7 +282,7 @@ func TestSummaries_FollowTheirMemories(t *testing.T) {
 			t.Fatal(res.Err)
 		}
 		worker := "w-" + next.UUID
-		claimed, err := w.db.Claim(ctx, worker, w.public, time.Minute, 1, 0)
+		claimed, _, err := w.db.Claim(ctx, worker, w.public, time.Minute, 1, 0)
 		if err != nil || len(claimed) != 1 || claimed[0].Episode.UUID != next.UUID {
 			t.Fatalf("claim: %v, %d claimed", err, len(claimed))
 		}

@@ -46,7 +46,7 @@ func TestUpdateEpisode_WhileProcessing(t *testing.T) {
 	}
 	claim := func() {
 		t.Helper()
-		claimed, err := db.Claim(ctx, "w-"+run, space, time.Minute, 1, 0)
+		claimed, _, err := db.Claim(ctx, "w-"+run, space, time.Minute, 1, 0)
 		if err != nil || len(claimed) != 1 || claimed[0].Episode.UUID != e.UUID {
 			t.Fatalf("claim: %v, %d claimed", err, len(claimed))
 		}
@@ -103,7 +103,7 @@ func TestComplete_RefusesAnExtractionOfAnotherSpaceOrText(t *testing.T) {
 	worker := "w-" + run
 	claim := func() *graph.Episode {
 		t.Helper()
-		claimed, err := db.Claim(ctx, worker, "agent-"+agent+"-", time.Minute, 1, 0)
+		claimed, _, err := db.Claim(ctx, worker, "agent-"+agent+"-", time.Minute, 1, 0)
 		if err != nil || len(claimed) != 1 || claimed[0].Episode.UUID != e.UUID {
 			t.Fatalf("claim: %v, %d claimed", err, len(claimed))
 		}
