@@ -64,6 +64,8 @@ type Memory struct {
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
 	Confidence        *float64       `json:"confidence,omitempty"`
 	Extract           *bool          `json:"extract,omitempty"` // false: stored without extraction
+	// ExtractionInstructions are passed to the model for this memory only.
+	ExtractionInstructions string `json:"extraction_instructions,omitempty"`
 }
 
 // Accepted is the answer to an add.
@@ -85,36 +87,37 @@ type BatchResult struct {
 // Stored is a memory as memgate shows it, every field (handlers' memoryView;
 // TestRoundTrip compares the two).
 type Stored struct {
-	ID                string          `json:"id"`
-	AgentID           string          `json:"agent_id"`
-	GroupID           string          `json:"group_id"`
-	Space             string          `json:"space"`
-	Status            string          `json:"status"`
-	Attempts          int             `json:"attempts"`
-	LastError         string          `json:"last_error,omitempty"`
-	Source            string          `json:"source"`
-	SourceDescription string          `json:"source_description,omitempty"`
-	Content           string          `json:"content"`
-	Messages          json.RawMessage `json:"messages,omitempty"`
-	Metadata          map[string]any  `json:"metadata,omitempty"`
-	Tags              []string        `json:"tags,omitempty"`
-	Priority          string          `json:"priority,omitempty"`
-	Confidence        *float64        `json:"confidence,omitempty"`
-	ReferenceTime     time.Time       `json:"reference_time"`
-	CreatedAt         time.Time       `json:"created_at"`
-	ExpiresAt         *time.Time      `json:"expires_at,omitempty"`
-	PromotedFrom      string          `json:"promoted_from,omitempty"`
-	PromotedBy        string          `json:"promoted_by,omitempty"`
-	PromotedAt        *time.Time      `json:"promoted_at,omitempty"`
-	DerivedFrom       []string        `json:"derived_from,omitempty"`
-	VisibilityRule    string          `json:"visibility_rule,omitempty"`
-	WrittenBy         string          `json:"written_by,omitempty"`
-	Version           int             `json:"version"`
-	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
-	UpdatedBy         string          `json:"updated_by,omitempty"`
-	Extract           *bool           `json:"extract,omitempty"`
-	Cost              Cost            `json:"cost"`
-	Score             *float64        `json:"score,omitempty"`
+	ID                     string          `json:"id"`
+	AgentID                string          `json:"agent_id"`
+	GroupID                string          `json:"group_id"`
+	Space                  string          `json:"space"`
+	Status                 string          `json:"status"`
+	Attempts               int             `json:"attempts"`
+	LastError              string          `json:"last_error,omitempty"`
+	Source                 string          `json:"source"`
+	SourceDescription      string          `json:"source_description,omitempty"`
+	Content                string          `json:"content"`
+	Messages               json.RawMessage `json:"messages,omitempty"`
+	Metadata               map[string]any  `json:"metadata,omitempty"`
+	Tags                   []string        `json:"tags,omitempty"`
+	Priority               string          `json:"priority,omitempty"`
+	Confidence             *float64        `json:"confidence,omitempty"`
+	ReferenceTime          time.Time       `json:"reference_time"`
+	CreatedAt              time.Time       `json:"created_at"`
+	ExpiresAt              *time.Time      `json:"expires_at,omitempty"`
+	PromotedFrom           string          `json:"promoted_from,omitempty"`
+	PromotedBy             string          `json:"promoted_by,omitempty"`
+	PromotedAt             *time.Time      `json:"promoted_at,omitempty"`
+	DerivedFrom            []string        `json:"derived_from,omitempty"`
+	VisibilityRule         string          `json:"visibility_rule,omitempty"`
+	WrittenBy              string          `json:"written_by,omitempty"`
+	Version                int             `json:"version"`
+	UpdatedAt              *time.Time      `json:"updated_at,omitempty"`
+	UpdatedBy              string          `json:"updated_by,omitempty"`
+	Extract                *bool           `json:"extract,omitempty"`
+	ExtractionInstructions string          `json:"extraction_instructions,omitempty"`
+	Cost                   Cost            `json:"cost"`
+	Score                  *float64        `json:"score,omitempty"`
 }
 
 // Cost is what extracting a memory cost so far, every attempt summed: calls to the
@@ -145,7 +148,8 @@ func (s Stored) Memory() Memory {
 	kind, team, _ := strings.Cut(s.Space, ":")
 	m := Memory{AgentID: s.AgentID, Visibility: kind, Team: team, Metadata: s.Metadata,
 		Source: s.Source, SourceDescription: s.SourceDescription, Tags: s.Tags, Priority: s.Priority,
-		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content, Extract: s.Extract}
+		ExpiresAt: s.ExpiresAt, Confidence: s.Confidence, Messages: s.Content, Extract: s.Extract,
+		ExtractionInstructions: s.ExtractionInstructions}
 	if !s.ReferenceTime.IsZero() { // a line written by hand may have none: the write's time then
 		at := s.ReferenceTime
 		m.ReferenceTime = &at

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
 )
 
 // Config is memgate's effective configuration. Every key has a default (see
@@ -193,12 +194,34 @@ type Ingest struct {
 	Poll        time.Duration `yaml:"poll"`
 	Scope       string        `yaml:"scope"`        // process only spaces whose group_id starts with this ("" all)
 	EntityTypes []EntityType  `yaml:"entity_types"` // empty: the built-in list
+	EdgeTypes   []EdgeType    `yaml:"edge_types"`   // empty: relations are free text only
 }
 
-// EntityType is a kind of entity extraction may assign; its name becomes a node label.
+// EntityType is a kind of entity extraction may assign; its name becomes a node label
+// and each attribute a property of the node.
 type EntityType struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Attributes  []Attribute `yaml:"attributes"`
+}
+
+// EdgeType is a kind of relation between entities of the given types (none: any); its
+// name is the RELATES_TO edge's name and each attribute a property of the edge.
+type EdgeType struct {
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	SourceTypes []string    `yaml:"source_types"`
+	TargetTypes []string    `yaml:"target_types"`
+	Attributes  []Attribute `yaml:"attributes"`
+}
+
+// Attribute is a typed attribute of an entity or edge type: type string, number,
+// boolean, date, or enum with values.
+type Attribute struct {
+	Name        string   `yaml:"name"`
+	Type        string   `yaml:"type"`
+	Description string   `yaml:"description"`
+	Values      []string `yaml:"values"`
 }
 
 // Provider names.
@@ -275,6 +298,7 @@ var defaults = map[string]any{
 	"ingest.poll":                            "250ms",
 	"ingest.scope":                           "",
 	"ingest.entity_types":                    []map[string]any{},
+	"ingest.edge_types":                      []map[string]any{},
 	"memory.visibility_rules":                []map[string]any{},
 	"webhooks.workers":                       4,
 	"webhooks.allow_private":                 false,
@@ -432,6 +456,7 @@ func unknownKeys(v *viper.Viper) error {
 var listEntries = map[string]reflect.Type{
 	"auth.keys":               reflect.TypeFor[access.KeySpec](),
 	"ingest.entity_types":     reflect.TypeFor[EntityType](),
+	"ingest.edge_types":       reflect.TypeFor[EdgeType](),
 	"memory.visibility_rules": reflect.TypeFor[VisibilityRule](),
 }
 
@@ -464,12 +489,7 @@ func unknownFields(v *viper.Viper, raw map[string]any) error {
 					problems = append(problems, fmt.Sprintf("%s[%d]: must be an entry with the fields %s", key, i, strings.Join(fields, ", ")))
 					continue
 				}
-				for _, name := range slices.Sorted(maps.Keys(m)) {
-					if !slices.Contains(fields, name) {
-						problems = append(problems, fmt.Sprintf("%s[%d]: unknown field %q; known fields: %s",
-							key, i, name, strings.Join(fields, ", ")))
-					}
-				}
+				problems = append(problems, entryFields(fmt.Sprintf("%s[%d]", key, i), m, listEntries[key])...)
 			}
 		default:
 			problems = append(problems, fmt.Sprintf("%s: must be a list of entries, each starting \"- %s:\"", key, fields[0]))
@@ -479,6 +499,49 @@ func unknownFields(v *viper.Viper, raw map[string]any) error {
 		return nil
 	}
 	return errors.New("config: " + strings.Join(problems, "\nconfig: "))
+}
+
+// entryFields are the problems of one list entry m of struct t, named key: fields t
+// lacks, and the same in its own lists of entries (an entity type's attributes).
+func entryFields(key string, m map[string]any, t reflect.Type) []string {
+	var problems []string
+	fields := yamlFields(t)
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(fields, name) {
+			problems = append(problems, fmt.Sprintf("%s: unknown field %q; known fields: %s",
+				key, name, strings.Join(fields, ", ")))
+			continue
+		}
+		f, _ := fieldByYAML(t, name)
+		if f.Kind() != reflect.Slice || f.Elem().Kind() != reflect.Struct || m[name] == nil {
+			continue
+		}
+		list, ok := m[name].([]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s.%s: must be a list of entries", key, name))
+			continue
+		}
+		for j, entry := range list {
+			sub, ok := entry.(map[string]any)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s.%s[%d]: must be an entry with the fields %s",
+					key, name, j, strings.Join(yamlFields(f.Elem()), ", ")))
+				continue
+			}
+			problems = append(problems, entryFields(fmt.Sprintf("%s.%s[%d]", key, name, j), sub, f.Elem())...)
+		}
+	}
+	return problems
+}
+
+// fieldByYAML is the type of t's field named name in the file.
+func fieldByYAML(t reflect.Type, name string) (reflect.Type, bool) {
+	for f := range t.Fields() {
+		if n, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); n == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }
 
 // fileMap is the configuration file as written, or nil without one.
@@ -735,16 +798,7 @@ func (c *Config) Validate() error {
 	if c.Ingest.Workers < 0 {
 		add("ingest.workers", "must not be negative, got %d", c.Ingest.Workers)
 	}
-	labels := map[string]bool{}
-	for i, t := range c.Ingest.EntityTypes {
-		if !labelPattern.MatchString(t.Name) || t.Name == "Entity" || t.Name == "Episodic" || labels[t.Name] {
-			add(fmt.Sprintf("ingest.entity_types[%d].name", i), "%q must be a distinct label such as Person: a capital letter, then letters and digits", t.Name)
-		}
-		labels[t.Name] = true
-		if len(t.Description) > 300 {
-			add(fmt.Sprintf("ingest.entity_types[%d].description", i), "is longer than 300 characters")
-		}
-	}
+	c.validateOntology(add)
 	if c.Ingest.Backoff < 0 {
 		add("ingest.backoff", "must not be negative, got %v", c.Ingest.Backoff)
 	}
@@ -775,6 +829,95 @@ func (c *Config) Validate() error {
 	}
 	sort.Strings(problems)
 	return errors.New("config: invalid:\n  " + strings.Join(problems, "\n  "))
+}
+
+// validateOntology checks ingest.entity_types and ingest.edge_types: names, attribute
+// names (none a property memgate or Graphiti uses), types, enum values, and the end
+// types of edge types (declared entity types, or the built-in ones when none are).
+func (c *Config) validateOntology(add func(key, format string, args ...any)) {
+	labels := map[string]bool{}
+	for i, t := range c.Ingest.EntityTypes {
+		key := fmt.Sprintf("ingest.entity_types[%d]", i)
+		if !labelPattern.MatchString(t.Name) || slices.Contains(reservedLabels, t.Name) || labels[t.Name] {
+			add(key+".name", "%q must be a distinct label such as Person: a capital letter, then letters and digits", t.Name)
+		}
+		labels[t.Name] = true
+		if len([]rune(t.Description)) > graph.MaxTypeDescriptionRunes {
+			add(key+".description", "is longer than %d characters", graph.MaxTypeDescriptionRunes)
+		}
+		validateAttributes(key, t.Attributes, add)
+	}
+	if len(c.Ingest.EntityTypes) == 0 {
+		for _, name := range DefaultEntityTypeNames {
+			labels[name] = true
+		}
+	}
+	edges := map[string]bool{}
+	for i, t := range c.Ingest.EdgeTypes {
+		key := fmt.Sprintf("ingest.edge_types[%d]", i)
+		if problem := graph.CheckEdgeTypeName(t.Name); problem != "" {
+			add(key+".name", "%s", problem)
+		} else if edges[t.Name] {
+			add(key+".name", "%q is declared twice", t.Name)
+		}
+		edges[t.Name] = true
+		if len([]rune(t.Description)) > graph.MaxTypeDescriptionRunes {
+			add(key+".description", "is longer than %d characters", graph.MaxTypeDescriptionRunes)
+		}
+		for field, ends := range map[string][]string{"source_types": t.SourceTypes, "target_types": t.TargetTypes} {
+			for j, end := range ends {
+				if !labels[end] {
+					add(fmt.Sprintf("%s.%s[%d]", key, field, j), "%q is not an entity type of ingest.entity_types", end)
+				}
+			}
+		}
+		validateAttributes(key, t.Attributes, add)
+	}
+}
+
+// DefaultEntityTypeNames are the built-in entity types (extract.DefaultEntityTypes),
+// which an edge type may join when ingest.entity_types names none.
+var DefaultEntityTypeNames = []string{"Person", "Organization", "Location", "Event", "Product", "Concept"}
+
+// reservedLabels are labels memgate gives nodes itself.
+var reservedLabels = []string{"Entity", "Episodic", "Community", "Agent", "Team", "Conflict", "Requester", "Org",
+	"AuditEvent", "Webhook", "WebhookDelivery"}
+
+func validateAttributes(key string, attrs []Attribute, add func(key, format string, args ...any)) {
+	if len(attrs) > graph.MaxAttributes {
+		add(key+".attributes", "has %d attributes; at most %d", len(attrs), graph.MaxAttributes)
+	}
+	names := map[string]bool{}
+	for j, a := range attrs {
+		akey := fmt.Sprintf("%s.attributes[%d]", key, j)
+		if problem := graph.CheckAttributeName(a.Name); problem != "" {
+			add(akey+".name", "%s", problem)
+		} else if names[a.Name] {
+			add(akey+".name", "%q is declared twice", a.Name)
+		}
+		names[a.Name] = true
+		if !slices.Contains(graph.AttributeTypes, a.Type) {
+			add(akey+".type", "unknown type %q; use one of %s", a.Type, strings.Join(graph.AttributeTypes, ", "))
+		}
+		if len([]rune(a.Description)) > graph.MaxTypeDescriptionRunes {
+			add(akey+".description", "is longer than %d characters", graph.MaxTypeDescriptionRunes)
+		}
+		switch {
+		case a.Type == graph.AttrEnum && len(a.Values) == 0:
+			add(akey+".values", "an enum needs its values")
+		case a.Type != graph.AttrEnum && len(a.Values) > 0:
+			add(akey+".values", "only an enum has values")
+		case len(a.Values) > graph.MaxEnumValues:
+			add(akey+".values", "has %d values; at most %d", len(a.Values), graph.MaxEnumValues)
+		}
+		seen := map[string]bool{}
+		for k, v := range a.Values {
+			if strings.TrimSpace(v) == "" || len([]rune(v)) > 100 || seen[strings.ToLower(v)] {
+				add(fmt.Sprintf("%s.values[%d]", akey, k), "%q must be a distinct value of 1 to 100 characters", v)
+			}
+			seen[strings.ToLower(v)] = true
+		}
+	}
 }
 
 // labelPattern is the rule for entity type names, which become Neo4j labels.

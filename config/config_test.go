@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,6 +295,14 @@ func TestLoad_ErrUnknownEntryField(t *testing.T) {
 			[]string{"auth.keys", "MEMGATE_AUTH_KEYS"}},
 		{"EntityType", "ingest:\n  entity_types:\n    - name: Person\n      desc: a human\n", nil,
 			[]string{`ingest.entity_types[0]: unknown field "desc"`, "name, description"}},
+		{"Attribute", "ingest:\n  entity_types:\n    - name: Customer\n      attributes:\n        - name: tier\n          typ: string\n", nil,
+			[]string{`ingest.entity_types[0].attributes[0]: unknown field "typ"`, "name, type, description, values"}},
+		{"EdgeType", "ingest:\n  edge_types:\n    - name: PURCHASED\n      sources: [Person]\n", nil,
+			[]string{`ingest.edge_types[0]: unknown field "sources"`, "name, description, source_types, target_types, attributes"}},
+		{"EdgeAttribute", "ingest:\n  edge_types:\n    - name: PURCHASED\n      attributes:\n        - name: qty\n          type: number\n          unit: kg\n", nil,
+			[]string{`ingest.edge_types[0].attributes[0]: unknown field "unit"`}},
+		{"AttributesAsMap", "ingest:\n  entity_types:\n    - name: Customer\n      attributes:\n        name: tier\n", nil,
+			[]string{`ingest.entity_types[0].attributes: must be a list of entries`}},
 		{"VisibilityRule", "memory:\n  visibility_rules:\n    - pattern: secret\n      visibility: private\n      flags: i\n", nil,
 			[]string{`memory.visibility_rules[0]: unknown field "flags"`, "name, pattern, visibility"}},
 	}
@@ -325,5 +334,91 @@ func TestLoad_ErrUnknownVariable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error()+";", want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
+	}
+}
+
+// ontology is a Customer/Product ontology with every attribute type and an edge type
+// between them.
+const ontology = `ingest:
+  entity_types:
+    - name: Customer
+      description: someone who buys from us
+      attributes:
+        - {name: tier, type: enum, values: [bronze, silver, gold], description: loyalty tier}
+        - {name: email, type: string}
+        - {name: since, type: date}
+        - {name: vip, type: boolean}
+    - name: Product
+      attributes:
+        - {name: sku, type: string}
+        - {name: price, type: number}
+  edge_types:
+    - name: PURCHASED
+      description: a customer bought a product
+      source_types: [Customer]
+      target_types: [Product]
+      attributes:
+        - {name: quantity, type: number}
+`
+
+func TestLoad_Ontology(t *testing.T) {
+	c, err := load(t, ontology, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	et, ed := c.Ingest.EntityTypes, c.Ingest.EdgeTypes
+	if len(et) != 2 || len(et[0].Attributes) != 4 || et[0].Attributes[0].Type != "enum" ||
+		!slices.Equal(et[0].Attributes[0].Values, []string{"bronze", "silver", "gold"}) || et[1].Attributes[1].Name != "price" {
+		t.Fatalf("entity types %+v", et)
+	}
+	if len(ed) != 1 || ed[0].Name != "PURCHASED" || !slices.Equal(ed[0].SourceTypes, []string{"Customer"}) ||
+		!slices.Equal(ed[0].TargetTypes, []string{"Product"}) || ed[0].Attributes[0].Name != "quantity" {
+		t.Fatalf("edge types %+v", ed)
+	}
+}
+
+// TestLoad_ErrOntology: a bad ontology stops the start naming the key: a name that
+// is a property memgate or Graphiti uses, a bad or unknown type, an enum without
+// values, values on a non-enum, an edge type joining an undeclared type.
+func TestLoad_ErrOntology(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"ReservedUUID", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: uuid, type: string}]\n",
+			`ingest.entity_types[0].attributes[0].name: "uuid" is a property memgate or Graphiti uses itself`},
+		{"ReservedSummary", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: summary, type: string}]\n",
+			`ingest.entity_types[0].attributes[0].name: "summary" is a property`},
+		{"ReservedEdge", "ingest:\n  edge_types:\n    - name: PURCHASED\n      attributes: [{name: valid_at, type: date}]\n",
+			`ingest.edge_types[0].attributes[0].name: "valid_at" is a property`},
+		{"ReservedGroupID", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: group_id, type: string}]\n",
+			`ingest.entity_types[0].attributes[0].name: "group_id" is a property`},
+		{"BadName", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: Tier, type: string}]\n",
+			`ingest.entity_types[0].attributes[0].name: "Tier" must be snake_case`},
+		{"Twice", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: tier, type: string}, {name: tier, type: number}]\n",
+			`ingest.entity_types[0].attributes[1].name: "tier" is declared twice`},
+		{"BadType", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: tier, type: text}]\n",
+			`ingest.entity_types[0].attributes[0].type: unknown type "text"`},
+		{"EnumWithoutValues", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: tier, type: enum}]\n",
+			`ingest.entity_types[0].attributes[0].values: an enum needs its values`},
+		{"ValuesOnString", "ingest:\n  entity_types:\n    - name: Customer\n      attributes: [{name: tier, type: string, values: [a]}]\n",
+			`ingest.entity_types[0].attributes[0].values: only an enum has values`},
+		{"EntityLabel", "ingest:\n  entity_types:\n    - name: Episodic\n",
+			`ingest.entity_types[0].name: "Episodic" must be a distinct label`},
+		{"EdgeName", "ingest:\n  edge_types:\n    - name: purchased\n",
+			`ingest.edge_types[0].name: "purchased" must be SCREAMING_SNAKE_CASE`},
+		{"EdgeTwice", "ingest:\n  edge_types:\n    - name: PURCHASED\n    - name: PURCHASED\n",
+			`ingest.edge_types[1].name: "PURCHASED" is declared twice`},
+		{"EdgeEnd", "ingest:\n  entity_types:\n    - name: Customer\n  edge_types:\n    - name: PURCHASED\n      source_types: [Customer]\n      target_types: [Product]\n",
+			`ingest.edge_types[0].target_types[0]: "Product" is not an entity type`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want %q", err, tc.want)
+			}
+		})
+	}
+	// Without ingest.entity_types an edge type may join the built-in types.
+	if _, err := load(t, "ingest:\n  edge_types:\n    - name: FOUNDED\n      source_types: [Person]\n      target_types: [Organization]\n", nil); err != nil {
+		t.Fatal(err)
 	}
 }

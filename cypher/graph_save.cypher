@@ -11,7 +11,12 @@ CALL () {
   WITH n, x
   WHERE n.group_id = x.group_id
   SET n.summary = x.summary, n.description = x.description, n.name_embedding = x.name_embedding, n.name_terms = x.name_terms,
-      n.name_words = x.name_words, n.aliases = x.aliases
+      n.name_words = x.name_words, n.aliases = x.aliases,
+      // Its type's attributes, as node properties of their names (Graphiti's custom
+      // entity types), and every value they were stated to have: the pipeline only
+      // adds to what it read, so a row without a history leaves the stored one.
+      n.attribute_history = coalesce(x.attribute_history, n.attribute_history)
+  SET n += x.attributes
   SET n:$(x.labels)
   SET n.group_id = x.group_id
 }
@@ -38,7 +43,11 @@ CALL () {
       r.created_at = f.created_at, r.expired_at = f.expired_at, r.valid_at = f.valid_at,
       r.invalid_at = f.invalid_at, r.fact_terms = f.fact_terms,
       r.valid_at_assumed = f.valid_at_assumed, r.overruled_valid_at = f.overruled_valid_at,
-      r.reference_time = coalesce(f.reference_time, r.reference_time), r.conflicts = f.conflicts
+      r.reference_time = coalesce(f.reference_time, r.reference_time), r.conflicts = f.conflicts,
+      // why a fact given an edge type has the generic relation instead (extraction)
+      r.note = f.note
+  // Its edge type's attributes, as edge properties of their names.
+  SET r += f.attributes
   SET r.group_id = f.group_id
 }
 CALL () {

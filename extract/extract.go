@@ -6,6 +6,8 @@ package extract
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,20 +32,21 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// EntityType is a kind of entity the extractor may assign; it becomes a node label.
-type EntityType struct {
-	Name        string
-	Description string
-}
+// EntityType is a kind of entity the extractor may assign; it becomes a node label,
+// and its attributes node properties.
+type EntityType = graph.EntityType
+
+// EdgeType is a kind of relation between entities of given types, with attributes.
+type EdgeType = graph.EdgeType
 
 // DefaultEntityTypes are used when the configuration names none.
 var DefaultEntityTypes = []EntityType{
-	{"Person", "a human being, named"},
-	{"Organization", "a company, institution, team or other group"},
-	{"Location", "a place: city, country, address, building"},
-	{"Event", "something that happens at a time: a meeting, a trip, a release"},
-	{"Product", "a product, tool, service or piece of software"},
-	{"Concept", "an idea, topic, skill or field"},
+	{Name: "Person", Description: "a human being, named"},
+	{Name: "Organization", Description: "a company, institution, team or other group"},
+	{Name: "Location", Description: "a place: city, country, address, building"},
+	{Name: "Event", Description: "something that happens at a time: a meeting, a trip, a release"},
+	{Name: "Product", Description: "a product, tool, service or piece of software"},
+	{Name: "Concept", Description: "an idea, topic, skill or field"},
 }
 
 // Limits on what one episode may add; output beyond them is dropped, never stored. An
@@ -68,6 +71,17 @@ var relationPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 // whose words it has ("Dana" for Dana Reyes); a fact still naming no listed entity
 // is dropped. What is dropped is returned by reason. Nothing raw reaches the graph.
 func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
+	return CleanTyped(x, graph.Ontology{EntityTypes: types})
+}
+
+// CleanTyped is Clean with an ontology's edge types and attributes too: an entity's
+// or a fact's attribute its type does not declare, or of the wrong type, is dropped
+// (what "attribute", reason unknown_attribute or wrong_type); a fact of an edge type
+// whose ends are of types it does not join (either way round) keeps the generic
+// relation (graph.GenericRelation) with a note, its attributes dropped (what
+// "edge_type", reason wrong_types, and each attribute's); never another type.
+func CleanTyped(x *graph.Extracted, ont graph.Ontology) (*graph.Extracted, []Drop) {
+	types := ont.EntityTypes
 	out := &graph.Extracted{}
 	var drops []Drop
 	if x == nil {
@@ -88,8 +102,16 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 			continue
 		}
 		known[key] = name
+		typ := typeName(e.Type, types)
+		var declared []graph.Attribute
+		if t := ont.EntityType(typ); t != nil && typ != "" {
+			declared = t.Attributes
+		}
+		attrs, dropped := cleanAttributes(e.Attributes, declared, name)
+		drops = append(drops, dropped...)
 		out.Entities = append(out.Entities, graph.ExtractedEntity{
-			Name: name, Type: typeName(e.Type, types), Summary: graph.CleanText(graph.SpokenDates(e.Summary), graph.MaxSummaryRunes),
+			Name: name, Type: typ, Summary: graph.CleanText(graph.SpokenDates(e.Summary), graph.MaxSummaryRunes),
+			Attributes: attrs,
 		})
 	}
 	typeOf := map[string]string{}
@@ -101,6 +123,20 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 		rel := relationName(f.Relation)
 		if fits(rel, typeOf[tgt], typeOf[src]) && !fits(rel, typeOf[src], typeOf[tgt]) {
 			src, tgt = tgt, src // "Northwind WORKS_AT Tomás": the ends the wrong way round
+		}
+		var declared []graph.Attribute
+		note := ""
+		if et := ont.EdgeType(rel); et != nil && src != "" && tgt != "" {
+			switch {
+			case et.Allows(typeOf[src], typeOf[tgt]):
+				declared = et.Attributes
+			case et.Allows(typeOf[tgt], typeOf[src]):
+				src, tgt, declared = tgt, src, et.Attributes // the ends the wrong way round
+			default:
+				note = genericNote(et, typeOf[src], typeOf[tgt])
+				drops = append(drops, Drop{"edge_type", "wrong_types", graph.CleanText(src+" "+rel+" "+tgt, maxFactRunes)})
+				rel = graph.GenericRelation
+			}
 		}
 		reason := ""
 		switch {
@@ -127,10 +163,60 @@ func Clean(x *graph.Extracted, types []EntityType) (*graph.Extracted, []Drop) {
 		if valid != nil && invalid != nil && invalid.Before(*valid) {
 			invalid = nil
 		}
+		attrs, dropped := cleanAttributes(f.Attributes, declared, src+" "+rel+" "+tgt)
+		drops = append(drops, dropped...)
 		out.Facts = append(out.Facts, graph.ExtractedFact{Source: src, Target: tgt, Relation: rel, Fact: text,
-			ValidAt: valid, InvalidAt: invalid})
+			ValidAt: valid, InvalidAt: invalid, Attributes: attrs, Note: note})
 	}
 	return out, drops
+}
+
+// cleanAttributes are the values of given that declared declares, each as its
+// attribute types it (graph.Attribute.Value); the others are dropped. A null is no
+// value (a strict schema makes the model give every attribute), not a drop.
+func cleanAttributes(given map[string]any, declared []graph.Attribute, of string) (map[string]any, []Drop) {
+	var out map[string]any
+	var drops []Drop
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		v := given[name]
+		if v == nil {
+			continue
+		}
+		i := slices.IndexFunc(declared, func(a graph.Attribute) bool { return a.Name == name })
+		if i < 0 {
+			drops = append(drops, Drop{"attribute", "unknown_attribute", graph.CleanText(of+" "+name, maxFactRunes)})
+			continue
+		}
+		value, ok := declared[i].Value(v)
+		if !ok {
+			drops = append(drops, Drop{"attribute", "wrong_type", graph.CleanText(fmt.Sprintf("%s %s=%v", of, name, v), maxFactRunes)})
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = value
+	}
+	return out, drops
+}
+
+// genericNote says why a fact of et between entities of types src and tgt has the
+// generic relation.
+func genericNote(et *graph.EdgeType, src, tgt string) string {
+	orAny := func(types []string) string {
+		if len(types) == 0 {
+			return "any type"
+		}
+		return strings.Join(types, " or ")
+	}
+	orNone := func(t string) string {
+		if t == "" {
+			return "no type"
+		}
+		return t
+	}
+	return fmt.Sprintf("stated as %s, which joins %s to %s; here %s to %s", et.Name, orAny(et.SourceTypes),
+		orAny(et.TargetTypes), orNone(src), orNone(tgt))
 }
 
 // AsSpeaker gives the episode's one named user speaker ("Bruno Ferreira (user): ...")

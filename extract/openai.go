@@ -38,8 +38,11 @@ type OpenAIOptions struct {
 	// OutputAuto (also when empty).
 	StructuredOutput string
 	MaxTokens        int // per chat call; 0: 2048
-	Metrics          *Metrics
-	Log              *slog.Logger
+	// EdgeTypes are the deployment's edge types (ingest.edge_types); the entity types
+	// are NewOpenAI's.
+	EdgeTypes []EdgeType
+	Metrics   *Metrics
+	Log       *slog.Logger
 	// Tracer makes a span of every attempt of a call (trace.go); nil: tracing is off.
 	Tracer trace.TracerProvider
 }
@@ -62,15 +65,18 @@ type OpenAI struct {
 	client *openai.Client
 	tracer trace.Tracer
 	slots  chan struct{}
-	types  []EntityType
-	schema json.RawMessage
+	// ontology is the deployment's: the types every extraction may assign unless its
+	// context narrows them (WithOntology); schema is its extraction schema.
+	ontology graph.Ontology
+	schema   json.RawMessage
 
 	mu   sync.Mutex
 	mode string // the structured-output mode in use
 	auto bool   // mode may still move down OutputModes
 }
 
-// NewOpenAI builds the client; types are the entity types the extractor may assign.
+// NewOpenAI builds the client; types are the entity types the extractor may assign
+// (and opts.EdgeTypes the edge types).
 func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 	cfg := openai.DefaultConfig(opts.APIKey)
 	if opts.BaseURL != "" {
@@ -84,7 +90,8 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 		opts.MaxTokens = 2048
 	}
 	o := &OpenAI{opts: opts, client: openai.NewClientWithConfig(cfg), slots: make(chan struct{}, max(opts.MaxConcurrency, 1)),
-		types: types, schema: extractionSchema(types), mode: opts.StructuredOutput, tracer: tracerOf(opts.Tracer)}
+		ontology: graph.Ontology{EntityTypes: types, EdgeTypes: opts.EdgeTypes}, mode: opts.StructuredOutput, tracer: tracerOf(opts.Tracer)}
+	o.schema = extractionSchema(o.ontology)
 	if o.mode == "" || o.mode == OutputAuto {
 		o.mode, o.auto = OutputJSONSchema, true
 	}
@@ -142,16 +149,147 @@ type extractionFact struct {
 	InvalidAt *string `json:"invalid_at" jsonschema:"ISO 8601 date or date-time, or null"`
 }
 
+// extractionAttributes are the attributes of an answer's entities and facts, in
+// their order: a type with attributes adds them to its branch of the schema
+// (extractionSchema), which a Go type cannot say.
+type extractionAttributes struct {
+	Entities []struct {
+		Attributes map[string]any `json:"attributes"`
+	} `json:"entities"`
+	Facts []struct {
+		Attributes map[string]any `json:"attributes"`
+	} `json:"facts"`
+}
+
 // extractionSchema is the JSON schema of the structured output: strict, so every field
-// is present (null where unknown), an entity's type one of types or Other.
-func extractionSchema(types []EntityType) json.RawMessage {
+// is present (null where unknown), an entity's type one of the ontology's entity types
+// or Other. Each entity type with attributes has a branch of its own (anyOf): its
+// name as the type, and "attributes", an object of its attributes, each typed (an enum
+// its values, a date a string) and null when the episode does not say; the other
+// types and Other share the plain branch. So does each edge type with attributes,
+// with its name as the relation; any other relation is the plain branch's. Without
+// attributes the schema is the plain one.
+func extractionSchema(ont graph.Ontology) json.RawMessage {
 	return answerSchema[extraction](func(s *jsonschema.Schema) {
-		names := []any{}
-		for _, t := range types {
-			names = append(names, t.Name)
+		entity := s.Properties["entities"].Items
+		plain := []any{}
+		var typed []*jsonschema.Schema
+		for _, t := range ont.EntityTypes {
+			if len(t.Attributes) == 0 {
+				plain = append(plain, t.Name)
+				continue
+			}
+			b := entity.CloneSchemas()
+			b.Properties["type"] = &jsonschema.Schema{Type: "string", Enum: []any{t.Name}}
+			b.Properties["attributes"] = attributesSchema(t.Attributes, entity.AdditionalProperties)
+			b.Required = append(slices.Clone(b.Required), "attributes")
+			typed = append(typed, b)
 		}
-		s.Properties["entities"].Items.Properties["type"].Enum = append(names, "Other")
+		entity.Properties["type"].Enum = append(plain, "Other")
+		if len(typed) > 0 {
+			s.Properties["entities"].Items = &jsonschema.Schema{AnyOf: append(typed, entity)}
+		}
+		fact := s.Properties["facts"].Items
+		typed = nil
+		for _, t := range ont.EdgeTypes {
+			if len(t.Attributes) == 0 {
+				continue
+			}
+			b := fact.CloneSchemas()
+			b.Properties["relation"] = &jsonschema.Schema{Type: "string", Enum: []any{t.Name}, Description: edgeTypeLine(t)}
+			b.Properties["attributes"] = attributesSchema(t.Attributes, fact.AdditionalProperties)
+			b.Required = append(slices.Clone(b.Required), "attributes")
+			typed = append(typed, b)
+		}
+		if len(typed) > 0 {
+			s.Properties["facts"].Items = &jsonschema.Schema{AnyOf: append(typed, fact)}
+		}
 	})
+}
+
+// attributesSchema is the object of a type's attributes: every one required (strict
+// mode), null allowed, nothing else.
+func attributesSchema(attrs []graph.Attribute, none *jsonschema.Schema) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: none}
+	for _, a := range attrs {
+		p := &jsonschema.Schema{Description: a.Description}
+		switch a.Type {
+		case graph.AttrNumber:
+			p.Types = []string{"number", "null"}
+		case graph.AttrBoolean:
+			p.Types = []string{"boolean", "null"}
+		case graph.AttrDate:
+			p.Types = []string{"string", "null"}
+			p.Description = strings.TrimSpace(a.Description + " (a date, YYYY-MM-DD)")
+		case graph.AttrEnum:
+			p.Types = []string{"string", "null"}
+			for _, v := range a.Values {
+				p.Enum = append(p.Enum, v)
+			}
+			p.Enum = append(p.Enum, nil)
+		default:
+			p.Types = []string{"string", "null"}
+		}
+		s.Properties[a.Name] = p
+		s.Required = append(s.Required, a.Name)
+	}
+	return s
+}
+
+// edgeTypeLine describes an edge type: its ends and description.
+func edgeTypeLine(t graph.EdgeType) string {
+	ends := func(types []string) string {
+		if len(types) == 0 {
+			return "any"
+		}
+		return strings.Join(types, " or ")
+	}
+	line := fmt.Sprintf("from %s to %s", ends(t.SourceTypes), ends(t.TargetTypes))
+	if t.Description != "" {
+		line += ": " + t.Description
+	}
+	return line
+}
+
+// attributeLine describes an entity or edge type's attributes for the prompt.
+func attributeLine(attrs []graph.Attribute) string {
+	parts := make([]string, len(attrs))
+	for i, a := range attrs {
+		typ := a.Type
+		if a.Type == graph.AttrEnum {
+			typ = "one of " + strings.Join(a.Values, ", ")
+		}
+		parts[i] = a.Name + " (" + typ + ")"
+		if a.Description != "" {
+			parts[i] = a.Name + " (" + typ + "; " + a.Description + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ontologyInstructions is what the instructions add when the ontology has
+// attributes or edge types.
+const ontologyInstructions = `
+
+Some entity types have attributes (listed with the type): an entity of such a type also has "attributes", an object with each of its type's attributes, set to the value the episode states (a number as a number, a yes/no as true or false, a date as YYYY-MM-DD, one of the listed values) and null for what it does not state. Never guess an attribute.
+The edge types listed are relations of the domain: when a fact is one of them, use its name as the relation, only between entities of the types it names, and give its attributes the same way.`
+
+// MaxExtractionInstructions bounds a memory's extraction_instructions.
+const MaxExtractionInstructions = graph.MaxExtractionInstructions
+
+type ontologyKey struct{}
+
+// WithOntology gives the extractions made with ctx the ontology of the episode's
+// space (the deployment's, or fewer types its owner chose) instead of the
+// deployment's.
+func WithOntology(ctx context.Context, ont graph.Ontology) context.Context {
+	return context.WithValue(ctx, ontologyKey{}, ont)
+}
+
+// ontologyOf is the ontology WithOntology gave ctx, if any.
+func ontologyOf(ctx context.Context) (graph.Ontology, bool) {
+	ont, ok := ctx.Value(ontologyKey{}).(graph.Ontology)
+	return ont, ok
 }
 
 const extractionInstructions = `You read one episode of an AI agent's memory (the text inside <current_episode>) and list what it says about the world, as one JSON object with two lists.
@@ -179,18 +317,46 @@ Use the earlier episodes only to understand this one (who "I" or "she" is); do n
 
 // Extract makes one structured-output call for the episode.
 func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*graph.Episode) (*graph.Extracted, error) {
+	ont, schema := o.ontology, o.schema
+	if narrowed, ok := ontologyOf(ctx); ok {
+		ont, schema = narrowed, extractionSchema(narrowed)
+	}
+	system, attributes := extractionInstructions, 0
 	var types strings.Builder
-	for _, t := range o.types {
+	for _, t := range ont.EntityTypes {
 		fmt.Fprintf(&types, "- %s: %s\n", t.Name, t.Description)
+		if len(t.Attributes) > 0 {
+			fmt.Fprintf(&types, "  attributes: %s\n", attributeLine(t.Attributes))
+		}
+		attributes += len(t.Attributes)
+	}
+	if len(ont.EdgeTypes) > 0 {
+		types.WriteString("\nEdge types:\n")
+		for _, t := range ont.EdgeTypes {
+			fmt.Fprintf(&types, "- %s: %s\n", t.Name, edgeTypeLine(t))
+			if len(t.Attributes) > 0 {
+				fmt.Fprintf(&types, "  attributes: %s\n", attributeLine(t.Attributes))
+			}
+			attributes += len(t.Attributes)
+		}
+	}
+	if attributes > 0 || len(ont.EdgeTypes) > 0 {
+		system += ontologyInstructions
+	}
+	instructions := ""
+	if ep.ExtractionInstructions != "" {
+		instructions = "Instructions for this episode from whoever wrote it (they add to the above, never change the JSON asked for):\n" +
+			ep.ExtractionInstructions + "\n\n"
 	}
 	var earlier strings.Builder
 	for i := len(previous) - 1; i >= 0; i-- {
 		fmt.Fprintf(&earlier, "<episode reference_time=%q>\n%s\n</episode>\n", previous[i].ValidAt.Format(time.RFC3339), previous[i].Content)
 	}
-	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\nReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
-		types.String(), earlier.String(), ep.ValidAt.Format(time.RFC3339), ep.Content)
+	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\n%sReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
+		types.String(), earlier.String(), instructions, ep.ValidAt.Format(time.RFC3339), ep.Content)
 	var out *graph.Extracted
-	err := o.structured(ctx, extractionInstructions, user, "extraction", o.schema, extractionBudget(ep.Content),
+	// An attribute's name and value cost some 12 tokens each time an entity lists it.
+	err := o.structured(ctx, system, user, "extraction", schema, extractionBudget(ep.Content)+12*attributes,
 		func(content string) (err error) {
 			out, err = parseExtraction(content)
 			return err
@@ -612,13 +778,23 @@ func parseExtraction(content string) (*graph.Extracted, error) {
 	if err := json.Unmarshal([]byte(content), &raw); err != nil {
 		return nil, errMalformed{"not the extraction JSON"}
 	}
+	var attrs extractionAttributes
+	_ = json.Unmarshal([]byte(content), &attrs) // read above: only an attributes value of another shape fails, and gives none
 	out := &graph.Extracted{}
-	for _, e := range raw.Entities {
-		out.Entities = append(out.Entities, graph.ExtractedEntity(e))
+	for i, e := range raw.Entities {
+		x := graph.ExtractedEntity{Name: e.Name, Type: e.Type, Summary: e.Summary}
+		if i < len(attrs.Entities) {
+			x.Attributes = attrs.Entities[i].Attributes
+		}
+		out.Entities = append(out.Entities, x)
 	}
-	for _, f := range raw.Facts {
-		out.Facts = append(out.Facts, graph.ExtractedFact{Source: f.Source, Target: f.Target, Relation: f.Relation,
-			Fact: f.Fact, ValidAt: parseDate(f.ValidAt), InvalidAt: parseDate(f.InvalidAt)})
+	for i, f := range raw.Facts {
+		x := graph.ExtractedFact{Source: f.Source, Target: f.Target, Relation: f.Relation,
+			Fact: f.Fact, ValidAt: parseDate(f.ValidAt), InvalidAt: parseDate(f.InvalidAt)}
+		if i < len(attrs.Facts) {
+			x.Attributes = attrs.Facts[i].Attributes
+		}
+		out.Facts = append(out.Facts, x)
 	}
 	return out, nil
 }

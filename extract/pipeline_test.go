@@ -80,14 +80,16 @@ func (p *pipe) add(group, content string) *graph.Episode {
 	return p.addAt(group, content, time.Now().UTC())
 }
 
-// addAt stores an episode with reference time at.
-func (p *pipe) addAt(group, content string, at time.Time) *graph.Episode {
+// addAt stores an episode with reference time at (and extraction_instructions, if
+// any).
+func (p *pipe) addAt(group, content string, at time.Time, instructions ...string) *graph.Episode {
 	p.t.Helper()
 	now := time.Now().UTC()
 	space, _ := graph.ParseGroupID(group)
 	p.agent(space.Agent)
 	e := &graph.Episode{UUID: uuid.NewString(), GroupID: group, AgentID: space.Agent, Source: graph.SourceText,
-		Content: content, CreatedAt: now, ValidAt: at, Status: graph.StatusQueued, Name: content}
+		Content: content, CreatedAt: now, ValidAt: at, Status: graph.StatusQueued, Name: content,
+		ExtractionInstructions: strings.Join(instructions, "\n")}
 	if res := p.db.CreateEpisodes(context.Background(), []*graph.Episode{e})[0]; res.Err != nil {
 		p.t.Fatal(res.Err)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -202,6 +203,13 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		said[node] = graph.MergeDescription(e.Summary, said[node])
 		byName[Normalize(e.Name)] = node
+		// Its type's attributes, when it is of that type: the newer statement wins, the
+		// older stays in its history.
+		if node.Type == e.Type {
+			for _, name := range slices.Sorted(maps.Keys(e.Attributes)) {
+				node.State(name, e.Attributes[name], ep.ValidAt, ep.UUID)
+			}
+		}
 	}
 	// The episode's words go in front of what earlier episodes said, and are kept on
 	// its mention, from which the store recomputes the description when it goes.
@@ -226,6 +234,12 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 				f.ExpiredAt, f.Episodes = nil, nil
 				f.Fact, f.FactEmbedding = xf.Fact, vectors[len(names)+i]
 			}
+			for name, v := range xf.Attributes { // the latest statement's values
+				if f.Attributes == nil {
+					f.Attributes = map[string]any{}
+				}
+				f.Attributes[name] = v
+			}
 			if !slices.Contains(f.Episodes, ep.UUID) {
 				// After the first, whose words the fact keeps (episode_unlink relies on it).
 				f.Episodes = append(f.Episodes, ep.UUID)
@@ -245,7 +259,8 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 		f := &graph.Fact{UUID: stableUUID(ep.GroupID, src.UUID, xf.Relation, tgt.UUID, validKey), Name: xf.Relation,
 			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
-			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, ReferenceTime: ep.ValidAt}
+			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, ReferenceTime: ep.ValidAt,
+			Attributes: xf.Attributes, Note: xf.Note}
 		switch {
 		case xf.InvalidAt != nil:
 			f.End(*xf.InvalidAt, now)

@@ -55,7 +55,8 @@ type Runner struct {
 	Queue       graph.Queue
 	Extractor   Extractor
 	Resolver    *Resolver
-	Types       []EntityType // the labels entities may get
+	Types       []EntityType // the labels entities may get, with their attributes
+	EdgeTypes   []EdgeType   // the typed relations facts may have
 	Workers     int
 	Lease       time.Duration
 	MaxAttempts int
@@ -261,9 +262,14 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	if ctx.Err() != nil { // shutting down before the attempt began
 		return nil, ctx.Err()
 	}
+	// The deployment's types, or the fewer its space's owner chose.
+	ont := graph.Ontology{EntityTypes: r.Types, EdgeTypes: r.EdgeTypes}.Within(j.Types)
 	x, direct := graph.Direct(j.Episode) // a fact stated directly is read as given
 	if !direct {
 		ctx, end := r.phase(j.ctx, "extract")
+		if j.Types != nil {
+			ctx = WithOntology(ctx, ont)
+		}
 		var err error
 		x, err = r.Extractor.Extract(ctx, j.Episode, j.Previous)
 		end(err)
@@ -272,7 +278,7 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 		}
 		AsSpeaker(x, j.Episode.Content)
 	}
-	clean, drops := Clean(x, r.Types)
+	clean, drops := CleanTyped(x, ont)
 	for _, d := range drops {
 		r.Metrics.Dropped(d.What, d.Reason)
 		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)

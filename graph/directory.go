@@ -183,6 +183,11 @@ type Directory interface {
 	// asserted exist there, in one round trip; an unknown id has none.
 	ResolvePrincipal(ctx context.Context, org Org, id string, asserted ...string) (PrincipalFacts, error)
 
+	// SetSpaceTypes sets the entity and edge types of an agent's spaces (space is
+	// either of them) or of a team's space (SpaceTypes); ENOTFOUND if the agent or
+	// team does not exist.
+	SetSpaceTypes(ctx context.Context, space Space, t SpaceTypes) error
+
 	// CreateAgent returns ECONFLICT if the id exists.
 	CreateAgent(ctx context.Context, org Org, a *Agent, ev *AuditEvent) error
 	// GetAgent returns ENOTFOUND if the agent does not exist.

@@ -18,6 +18,13 @@ type EntityNode struct {
 	NameEmbedding []float32
 	CreatedAt     time.Time
 	Aliases       []string // other names resolution confirmed for it ("Robert J. Smith" of Robert Smith)
+	// Attributes are the values of its type's attributes (ingest.entity_types), each
+	// the newest statement of AttributeHistory; stored as node properties of the same
+	// names. A value is a string, int64 or float64, bool, or time.Time (a date).
+	Attributes map[string]any
+	// AttributeHistory is every value its attributes were stated to have, oldest
+	// first (State).
+	AttributeHistory []AttributeChange
 }
 
 // MaxEntityNameRunes bounds an entity's name: extraction cuts longer ones.
@@ -48,6 +55,12 @@ type Fact struct {
 	OverruledStart *time.Time
 	ReferenceTime  time.Time // the reference time of the episode that first stated it (Graphiti's reference_time)
 	Conflicts      []string  // the open conflicts it is part of (memory.conflicts: review)
+	// Attributes are the values of its edge type's attributes (ingest.edge_types),
+	// stored as edge properties of the same names.
+	Attributes map[string]any
+	// Note says why a fact has the generic relation (GenericRelation): it was given an
+	// edge type that does not join the types of its ends.
+	Note string
 }
 
 // Conflict is a contradiction held for review (memory.conflicts: review): a new fact
@@ -82,6 +95,8 @@ type ExtractedEntity struct {
 	Name    string `json:"name"`
 	Type    string `json:"type"`
 	Summary string `json:"summary"`
+	// Attributes are the values of the type's attributes the episode states.
+	Attributes map[string]any `json:"attributes,omitempty"`
 }
 
 type ExtractedFact struct {
@@ -91,6 +106,10 @@ type ExtractedFact struct {
 	Fact      string     `json:"fact"`
 	ValidAt   *time.Time `json:"valid_at"`
 	InvalidAt *time.Time `json:"invalid_at"`
+	// Attributes are the values of the edge type's attributes the episode states.
+	Attributes map[string]any `json:"attributes,omitempty"`
+	// Note says why the relation is GenericRelation (extraction's validation).
+	Note string `json:"-"`
 }
 
 // GraphWrite is what processing one episode adds to and changes in its space, saved
@@ -160,6 +179,9 @@ type Queue interface {
 type Claimed struct {
 	Episode  *Episode
 	Previous []*Episode
+	// Types are the types its space's owner chose (SpaceTypes), nil when it chose
+	// none: the deployment's apply.
+	Types *SpaceTypes
 }
 
 // NeighbourhoodQuery asks for the part of one space an episode's names may refer to.

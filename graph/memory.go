@@ -58,6 +58,9 @@ type Episode struct {
 	PromotedBy        string
 	PromotedAt        *time.Time
 	VisibilityRule    string // the memory.visibility_rules rule that narrowed its space, if one did
+	// ExtractionInstructions are its writer's words to the model for its extraction
+	// alone (at most MaxExtractionInstructions characters).
+	ExtractionInstructions string
 	// ContentAgent is the agent whose owner wrote the current content: AgentID when the
 	// memory is written, kept by an update from that agent's owner, "" on a promoted
 	// copy (it belongs to its promoter), after an update by anyone else, and once the

@@ -94,6 +94,7 @@ func (a *api) routes(g *echo.Group) {
 	g.POST("/agents/:id/context", a.agentContext, a.requester)
 	g.GET("/agents/:id/usage", a.agentUsage, a.requester)
 	g.PUT("/agents/:id/owner", a.transferOwner, a.requester)
+	g.PUT("/agents/:id/types", a.setAgentTypes, a.requester)
 	g.PUT("/agents/:id/shares/:principal", a.share(true), a.requester)
 	g.DELETE("/agents/:id/shares/:principal", a.share(false), a.requester)
 	g.PUT("/agents/:id/delegates/:principal", a.delegate, a.requester)
@@ -104,6 +105,7 @@ func (a *api) routes(g *echo.Group) {
 	g.GET("/teams/:team", a.getTeam, a.requester)
 	g.DELETE("/teams/:team", a.dissolveTeam, a.requester)
 	g.PUT("/teams/:team/members/:principal", a.setMember, a.requester)
+	g.PUT("/teams/:team/types", a.setTeamTypes, a.requester)
 	g.DELETE("/teams/:team/members/:principal", a.removeMember, a.requester)
 	g.PUT("/promoters/:principal", a.setPromoter(true), a.requester)
 	g.DELETE("/promoters/:principal", a.setPromoter(false), a.requester)
@@ -215,6 +217,38 @@ func (a *api) transferOwner(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// typesRequest is the body of PUT /v1/agents/{id}/types and /v1/teams/{team}/types:
+// the deployment's entity and edge types that apply to the space, by name; null or
+// absent: all of them.
+type typesRequest struct {
+	EntityTypes []string `json:"entity_types"`
+	EdgeTypes   []string `json:"edge_types"`
+}
+
+func (a *api) setAgentTypes(c echo.Context) error {
+	var req typesRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	t := graph.SpaceTypes{EntityTypes: req.EntityTypes, EdgeTypes: req.EdgeTypes}
+	if err := a.svc.SetAgentTypes(c.Request().Context(), callOf(c), c.Param("id"), t); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, req)
+}
+
+func (a *api) setTeamTypes(c echo.Context) error {
+	var req typesRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	t := graph.SpaceTypes{EntityTypes: req.EntityTypes, EdgeTypes: req.EdgeTypes}
+	if err := a.svc.SetTeamTypes(c.Request().Context(), callOf(c), c.Param("team"), t); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, req)
 }
 
 // shareRequest is the optional body of a grant.

@@ -35,6 +35,8 @@ type mcpAdd struct {
 	ExpiresAt      *time.Time `json:"expires_at,omitempty" jsonschema:"when to forget it (RFC 3339): from then on it is gone from every read and later erased"`
 	IdempotencyKey string     `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing that makes a retried call store the memory once"`
 	Extract        *bool      `json:"extract,omitempty" jsonschema:"false: store it as given, searchable, without extracting entities and facts from it (no model call); default true"`
+	// ExtractionInstructions: extraction_instructions of a REST write.
+	ExtractionInstructions string `json:"extraction_instructions,omitempty" jsonschema:"instructions to the model for extracting this memory alone (at most 2000 characters)"`
 }
 
 type mcpSearch struct {
@@ -205,7 +207,7 @@ func result(req *mcp.CallToolRequest, v any, err error) (*mcp.CallToolResult, er
 func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, error) {
 	added, errs := t.svc.Add(ctx, c, []service.NewMemory{{AgentID: in.AgentID, Text: in.Content, Visibility: in.Visibility,
 		Team: in.Team, ReferenceTime: in.ReferenceTime, ExpiresAt: in.ExpiresAt, Source: graph.SourceText, SourceDescription: "mcp",
-		NoExtraction: in.Extract != nil && !*in.Extract}}, in.IdempotencyKey)
+		NoExtraction: in.Extract != nil && !*in.Extract, ExtractionInstructions: in.ExtractionInstructions}}, in.IdempotencyKey)
 	if errs[0] != nil {
 		return nil, errs[0]
 	}

@@ -32,6 +32,8 @@ type memoryRequest struct {
 	ExpiresAt         *time.Time      `json:"expires_at"`
 	Confidence        *float64        `json:"confidence"`
 	Extract           *bool           `json:"extract"`
+	// ExtractionInstructions are passed to the model for this memory only.
+	ExtractionInstructions string `json:"extraction_instructions"`
 }
 
 type messageRequest struct {
@@ -46,7 +48,7 @@ func (r *memoryRequest) toNew() (service.NewMemory, error) {
 		AgentID: r.AgentID, Visibility: r.Visibility, Team: r.Team, Metadata: r.Metadata,
 		ReferenceTime: r.ReferenceTime, Source: r.Source, SourceDescription: r.SourceDescription,
 		Tags: r.Tags, Priority: r.Priority, ExpiresAt: r.ExpiresAt, Confidence: r.Confidence,
-		NoExtraction: r.Extract != nil && !*r.Extract,
+		NoExtraction: r.Extract != nil && !*r.Extract, ExtractionInstructions: r.ExtractionInstructions,
 	}
 	err := parseMessages(r.Messages, &m)
 	return m, err
@@ -110,8 +112,10 @@ type memoryView struct {
 	UpdatedAt         *time.Time      `json:"updated_at,omitempty"`
 	UpdatedBy         string          `json:"updated_by,omitempty"` // who last changed it, shown as written_by is
 	Extract           *bool           `json:"extract,omitempty"`    // false when the memory was stored without extraction
-	Cost              costView        `json:"cost"`                 // what extracting it cost so far, every attempt
-	Score             *float64        `json:"score,omitempty"`
+	// ExtractionInstructions are what its writer told the model for its extraction.
+	ExtractionInstructions string   `json:"extraction_instructions,omitempty"`
+	Cost                   costView `json:"cost"` // what extracting it cost so far, every attempt
+	Score                  *float64 `json:"score,omitempty"`
 }
 
 func viewOf(e *graph.Episode) memoryView {
@@ -123,7 +127,8 @@ func viewOf(e *graph.Episode) memoryView {
 		PromotedFrom: e.PromotedFrom, PromotedBy: e.PromotedBy, PromotedAt: e.PromotedAt, DerivedFrom: e.DerivedFrom,
 		VisibilityRule: e.VisibilityRule, WrittenBy: e.RequesterID,
 		Version: e.Version, UpdatedAt: e.UpdatedAt, UpdatedBy: e.UpdatedBy, Extract: extractOf(e),
-		Cost: costViewOf(e.Cost),
+		ExtractionInstructions: e.ExtractionInstructions,
+		Cost:                   costViewOf(e.Cost),
 	}
 }
 

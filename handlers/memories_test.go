@@ -177,6 +177,8 @@ func TestAddMemory_ErrInvalid(t *testing.T) {
 		"TagsNotList":       `{"agent_id":"` + agent + `","messages":"x","tags":"a"}`,
 		"EmptyTag":          `{"agent_id":"` + agent + `","messages":"x","tags":[""]}`,
 		"MetadataNotObject": `{"agent_id":"` + agent + `","messages":"x","metadata":[1]}`,
+		"LongInstructions":  `{"agent_id":"` + agent + `","messages":"x","extraction_instructions":"` + strings.Repeat("é", 2001) + `"}`,
+		"InstructionsList":  `{"agent_id":"` + agent + `","messages":"x","extraction_instructions":["a"]}`,
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -219,9 +221,10 @@ func TestAddMemory_RefusesCredentials(t *testing.T) {
 	}
 	// Every stored string field is checked, and the refusal names the field.
 	for field, extra := range map[string]map[string]any{
-		"metadata":           {"metadata": map[string]any{"note": "api_key=abcd1234efgh"}},
-		"tags":               {"tags": []string{"db", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"}},
-		"source_description": {"source_description": "sk-proj-abcdefghijklmnopqrstuvwxyz123456"},
+		"metadata":                {"metadata": map[string]any{"note": "api_key=abcd1234efgh"}},
+		"tags":                    {"tags": []string{"db", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"}},
+		"source_description":      {"source_description": "sk-proj-abcdefghijklmnopqrstuvwxyz123456"},
+		"extraction_instructions": {"extraction_instructions": "the deploy key is ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"},
 	} {
 		body := map[string]any{"agent_id": agent, "messages": "ok"}
 		for k, v := range extra {

@@ -29,7 +29,7 @@ import (
 
 // writtenKeys are the properties of a memory that show what its writer sent, as sent.
 var writtenKeys = []string{"agent_id", "messages", "metadata", "reference_time", "source", "source_description",
-	"tags", "priority", "expires_at", "confidence", "extract"}
+	"tags", "priority", "expires_at", "confidence", "extract", "extraction_instructions"}
 
 // serverKeys are the properties the server sets on every memory.
 var serverKeys = []string{"id", "group_id", "space", "status", "attempts", "content", "created_at", "version", "written_by", "cost"}
@@ -207,6 +207,7 @@ func TestRoundTrip(t *testing.T) {
 		"reference_time": nanos.Format(time.RFC3339Nano), "source": "message", "source_description": "slack thread export",
 		"tags": []string{"travel", "Lisbon", "ünïcode"}, "priority": "high",
 		"expires_at": expires.Format(time.RFC3339Nano), "confidence": 0.75, "extract": true,
+		"extraction_instructions": "Dana is a Customer; her tier is gold.",
 	}
 	jsonDoc := map[string]any{
 		"agent_id": w.agent, "visibility": "team", "team": w.team, "messages": `{"event":"deploy","service":"api"}`,
@@ -328,7 +329,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		add := map[string]any{"agent_id": w.agent, "content": "Ravi prefers green tea over coffee.", "visibility": "team",
 			"team": w.team, "reference_time": nanos.Format(time.RFC3339Nano), "expires_at": expires.Format(time.RFC3339Nano),
-			"idempotency_key": "rt-" + w.agent, "extract": true}
+			"idempotency_key": "rt-" + w.agent, "extract": true, "extraction_instructions": "Ravi is a Customer."}
 		for _, tool := range tools.Tools {
 			if tool.Name != "add_memory" {
 				continue
@@ -378,7 +379,8 @@ func TestRoundTrip(t *testing.T) {
 		sameFields(t, "MCP get_memory of add_memory's", rest, got)
 		// MCP writes text; its source_description names it (handlers/mcp.go).
 		want := map[string]any{"agent_id": w.agent, "content": add["content"], "space": space, "group_id": "team-" + w.team,
-			"reference_time": add["reference_time"], "expires_at": add["expires_at"], "source": "text", "source_description": "mcp"}
+			"reference_time": add["reference_time"], "expires_at": add["expires_at"], "source": "text", "source_description": "mcp",
+			"extraction_instructions": add["extraction_instructions"]}
 		holds(t, "MCP add_memory", want, got)
 		sane(t, "MCP add_memory", got, id, start, time.Now())
 	})

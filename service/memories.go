@@ -36,6 +36,9 @@ type NewMemory struct {
 	// NoExtraction stores it as given, searchable as a memory, done at once: no
 	// entities, no facts, no LLM call.
 	NoExtraction bool
+	// ExtractionInstructions are the writer's words to the model for this memory's
+	// extraction alone (graph.MaxExtractionInstructions characters at most).
+	ExtractionInstructions string
 }
 
 // Added is the outcome of one add.
@@ -113,6 +116,10 @@ func (s *Service) validate(c Call, m *NewMemory) (graph.Space, error) {
 		}
 	default:
 		return graph.Space{}, graph.Errorf(graph.EINVALID, "source must be message, text or json")
+	}
+	if n := utf8.RuneCountInString(m.ExtractionInstructions); n > graph.MaxExtractionInstructions || !utf8.ValidString(m.ExtractionInstructions) ||
+		strings.ContainsRune(m.ExtractionInstructions, 0) {
+		return graph.Space{}, graph.Errorf(graph.EINVALID, "extraction_instructions must be text of at most %d characters", graph.MaxExtractionInstructions)
 	}
 	if len(m.SourceDescription) > 512 {
 		return graph.Space{}, graph.Errorf(graph.EINVALID, "source_description is longer than 512 bytes")
@@ -320,6 +327,7 @@ func refuseCredentials(m *NewMemory, content string) error {
 	for _, f := range []struct{ name, text string }{
 		{"content", strings.Join(graph.Texts(m.Source, m.SourceDescription, content), "\n")}, {"metadata", metadataText(m.Metadata)},
 		{"tags", strings.Join(m.Tags, "\n")}, {"source_description", m.SourceDescription},
+		{"extraction_instructions", m.ExtractionInstructions},
 	} {
 		if reason := access.FindSecret(f.text); reason != "" {
 			return graph.Errorf(graph.EUNPROCESSABLE, "refused: the %s carries %s; memgate never stores credentials", f.name, reason)
@@ -353,6 +361,7 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		HostKey: c.P.Host.Name, Metadata: m.Metadata, Tags: m.Tags, Priority: m.Priority,
 		ExpiresAt: m.ExpiresAt, Confidence: m.Confidence, ContentHash: hex.EncodeToString(sum[:]), Version: 1,
 		ContentAgent: contentAgent(c, m.AgentID), AuthorizedAt: c.ResolvedAt, Unextracted: m.NoExtraction,
+		ExtractionInstructions: m.ExtractionInstructions,
 	}
 }
 

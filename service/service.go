@@ -49,6 +49,9 @@ type Service struct {
 	Mem   graph.Memories
 	Find  graph.Searcher
 	Queue graph.Queue
+	// Ontology is the deployment's entity and edge types (ingest.entity_types,
+	// ingest.edge_types), which a space's owner may narrow (SetAgentTypes).
+	Ontology graph.Ontology
 	// Embedder embeds search queries; nil leaves vector search out.
 	Embedder Embedder
 	// Summarizer writes compactions.

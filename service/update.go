@@ -197,7 +197,8 @@ func memoryOf(e *graph.Episode) NewMemory {
 	space := e.Space()
 	m := NewMemory{AgentID: e.AgentID, Visibility: string(space.Kind), Team: space.Team, Messages: e.Messages,
 		Source: e.Source, SourceDescription: e.SourceDescription, Metadata: e.Metadata, ReferenceTime: &e.ValidAt,
-		Tags: e.Tags, Priority: e.Priority, ExpiresAt: e.ExpiresAt, Confidence: e.Confidence, NoExtraction: e.Unextracted}
+		Tags: e.Tags, Priority: e.Priority, ExpiresAt: e.ExpiresAt, Confidence: e.Confidence, NoExtraction: e.Unextracted,
+		ExtractionInstructions: e.ExtractionInstructions}
 	if e.Messages == nil {
 		m.Text = e.Content
 	}

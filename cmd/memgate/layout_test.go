@@ -14,7 +14,7 @@ var allowedImports = map[string][]string{
 	"graph":                             {},
 	"graph/batch":                       {"graph"},
 	"cypher":                            {},
-	"config":                            {"access"}, // the syntax of a key's requester binding
+	"config":                            {"access", "graph"}, // the syntax of a key's requester binding; the ontology's rules
 	"access":                            {"graph"},
 	"access/idp":                        {"graph"},
 	"access/idp/idptest":                {},

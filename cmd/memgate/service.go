@@ -221,7 +221,7 @@ func newService(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder
 	return &service.Service{
 		Auth: access.Policy{AllowPrivate: cfg.Memory.AllowPrivate},
 		Dir:  db, Mem: db, Find: db, Queue: db, Audit: db, Embedder: embedder, Summarizer: extract.Extractive{},
-		Log: log, Now: time.Now,
+		Log: log, Now: time.Now, Ontology: graph.Ontology{EntityTypes: entityTypes(cfg), EdgeTypes: edgeTypes(cfg)},
 		Limits: service.Limits{
 			DefaultVisibility: cfg.Memory.DefaultVisibility, RefuseCredentials: cfg.Memory.RefuseCredentials,
 			MaxContentBytes: cfg.Memory.MaxContentBytes, BatchMaxItems: cfg.Memory.BatchMaxItems,
@@ -269,19 +269,39 @@ func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp t
 	return extract.NewOpenAI(extract.OpenAIOptions{
 		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 		MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
-		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens, Tracer: tp,
+		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens, Tracer: tp, EdgeTypes: edgeTypes(cfg),
 	}, entityTypes(cfg))
 }
 
+// entityTypes are ingest.entity_types (config.Load has checked them), or the built-in
+// ones when it names none.
 func entityTypes(cfg *config.Config) []extract.EntityType {
 	if len(cfg.Ingest.EntityTypes) == 0 {
 		return extract.DefaultEntityTypes
 	}
 	types := make([]extract.EntityType, len(cfg.Ingest.EntityTypes))
 	for i, t := range cfg.Ingest.EntityTypes {
-		types[i] = extract.EntityType{Name: t.Name, Description: t.Description}
+		types[i] = extract.EntityType{Name: t.Name, Description: t.Description, Attributes: attributes(t.Attributes)}
 	}
 	return types
+}
+
+// edgeTypes are ingest.edge_types.
+func edgeTypes(cfg *config.Config) []extract.EdgeType {
+	var types []extract.EdgeType
+	for _, t := range cfg.Ingest.EdgeTypes {
+		types = append(types, extract.EdgeType{Name: t.Name, Description: t.Description, SourceTypes: t.SourceTypes,
+			TargetTypes: t.TargetTypes, Attributes: attributes(t.Attributes)})
+	}
+	return types
+}
+
+func attributes(attrs []config.Attribute) []graph.Attribute {
+	var out []graph.Attribute
+	for _, a := range attrs {
+		out = append(out, graph.Attribute{Name: a.Name, Type: a.Type, Description: a.Description, Values: a.Values})
+	}
+	return out
 }
 
 // newRunner builds the ingestion pipeline: the LLM's extraction (checked by the
@@ -298,7 +318,7 @@ func newRunner(cfg *config.Config, db *neo4jstore.DB, embedder extract.Embedder,
 		}
 	}
 	return &extract.Runner{
-		Queue: db, Extractor: extractor, Types: entityTypes(cfg),
+		Queue: db, Extractor: extractor, Types: entityTypes(cfg), EdgeTypes: edgeTypes(cfg),
 		Resolver: &extract.Resolver{Know: db, Embedder: embedder, Deduper: deduper, Judge: judge, Now: time.Now,
 			Review: cfg.Memory.Conflicts == "review"},
 		Workers: cfg.Ingest.Workers, Lease: cfg.Ingest.Lease, MaxAttempts: cfg.Ingest.MaxAttempts,

@@ -90,6 +90,7 @@ var queryNames = []string{
 	"agent_delegate", "agent_undelegate",
 	"share_lapsed", "share_lapse", "share_use_audit",
 	"team_create", "team_get", "team_list", "team_member_set", "team_member_remove", "team_memories", "team_lock", "team_dissolve",
+	"space_types_get", "space_types_set",
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
 	"episode_requeue", "queue_depth", "entity_neighbourhood", "episode_usage",
 	"graph_save", "entity_summary_sources", "entity_summary_set", "episode_context_users", "episode_requeue_context_users",

@@ -76,6 +76,9 @@ func episodeProps(e *graph.Episode) map[string]any {
 	if e.Unextracted {
 		p["extract"] = false
 	}
+	if e.ExtractionInstructions != "" {
+		p["extraction_instructions"] = e.ExtractionInstructions
+	}
 	if e.TraceParent != "" {
 		p["traceparent"] = e.TraceParent
 	}
@@ -173,7 +176,7 @@ func episodeFromNode(n neo4j.Node) *graph.Episode {
 		Attempts: int(num(p["attempts"])), LastError: str(p["last_error"]), RequesterID: str(p["requester_id"]),
 		HostKey: str(p["host_key"]), Priority: str(p["priority"]), ContentHash: str(p["content_hash"]),
 		PromotedFrom: str(p["promoted_from"]), PromotedFromGroup: str(p["promoted_from_group_id"]), PromotedBy: str(p["promoted_by"]),
-		VisibilityRule: str(p["visibility_rule"]),
+		VisibilityRule: str(p["visibility_rule"]), ExtractionInstructions: str(p["extraction_instructions"]),
 		IdempotencyKey: str(p["idempotency_key"]), RequestHash: str(p["request_hash"]),
 		Version: max(int(num(p["version"])), 1), UpdatedBy: str(p["updated_by"]), DerivedFrom: strList(p["derived_from"]),
 		ContentAgent: str(p["content_agent"]), Unextracted: p["extract"] == false, FactIDs: strList(p["entity_edges"]),

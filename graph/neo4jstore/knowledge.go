@@ -1,6 +1,7 @@
 package neo4jstore
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +21,56 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary, "description": e.Description,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
 			"name_terms": nameTerms(e.Name, e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
-			"aliases": nonNil(e.Aliases),
+			"aliases": nonNil(e.Aliases), "attributes": attributeProps(e.Attributes, nil),
+			"attribute_history": optList(graph.EncodeHistory(e.AttributeHistory)),
 		}
 	}
 	return rows
+}
+
+// attributeProps are an entity's or fact's attributes as node or edge properties of
+// the same names: a date as a Neo4j date, the rest as they are; each name of gone
+// that is not among them as null, which SET += removes.
+func attributeProps(attrs map[string]any, gone []string) map[string]any {
+	out := make(map[string]any, len(attrs)+len(gone))
+	for _, name := range gone {
+		out[name] = nil
+	}
+	for name, v := range attrs {
+		if slices.Contains(graph.ReservedAttributes, name) {
+			continue // config.Load refuses such names: never overwrite a property of memgate's or Graphiti's
+		}
+		if t, ok := v.(time.Time); ok {
+			v = neo4j.DateOf(t)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// attributesOf are the properties of an entity node or RELATES_TO edge that are not
+// memgate's or Graphiti's own: its type's attributes, typed as graph.Attribute.Value
+// gives them (a Neo4j date a time.Time at midnight UTC).
+func attributesOf(p map[string]any) map[string]any {
+	var out map[string]any
+	for name, v := range p {
+		if slices.Contains(graph.ReservedAttributes, name) || v == nil {
+			continue
+		}
+		switch x := v.(type) {
+		case neo4j.Date:
+			t := x.Time()
+			v = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		case string, bool, int64, float64:
+		default:
+			continue // not a value an attribute has
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = v
+	}
+	return out
 }
 
 // nameTerms are an entity's words the exact search plan scores (name_terms): its name
@@ -42,7 +89,7 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
 			"reference_time":   optTime(nonZero(f.ReferenceTime)),
 			"valid_at_assumed": f.StartAssumed, "overruled_valid_at": optTime(f.OverruledStart),
-			"conflicts": optList(f.Conflicts),
+			"conflicts": optList(f.Conflicts), "attributes": attributeProps(f.Attributes, nil), "note": nullable(f.Note),
 		}
 	}
 	return rows
@@ -80,7 +127,8 @@ func entityFromNode(n neo4j.Node) *graph.EntityNode {
 func entityFromProps(p map[string]any, labels []string) *graph.EntityNode {
 	e := &graph.EntityNode{UUID: str(p["uuid"]), Name: str(p["name"]), GroupID: str(p["group_id"]),
 		Summary: str(p["summary"]), Description: str(p["description"]), NameEmbedding: vector(p["name_embedding"]),
-		CreatedAt: tm(p["created_at"]), Aliases: strList(p["aliases"])}
+		CreatedAt: tm(p["created_at"]), Aliases: strList(p["aliases"]),
+		Attributes: attributesOf(p), AttributeHistory: graph.DecodeHistory(strList(p["attribute_history"]))}
 	if labels == nil {
 		labels = strList(p["labels"])
 	}
@@ -101,7 +149,7 @@ func factFromProps(p map[string]any) *graph.Fact {
 		Episodes: strList(p["episodes"]), FactEmbedding: vector(p["fact_embedding"]), CreatedAt: tm(p["created_at"]),
 		ExpiredAt: timePtr(p["expired_at"]), ValidAt: timePtr(p["valid_at"]), InvalidAt: timePtr(p["invalid_at"]),
 		ReferenceTime: tm(p["reference_time"]), Conflicts: strList(p["conflicts"]),
-		OverruledStart: timePtr(p["overruled_valid_at"])}
+		OverruledStart: timePtr(p["overruled_valid_at"]), Attributes: attributesOf(p), Note: str(p["note"])}
 	f.StartAssumed, _ = p["valid_at_assumed"].(bool)
 	return f
 }

@@ -28,14 +28,91 @@ func (db *DB) Claim(ctx context.Context, worker, scope string, lease time.Durati
 		return nil, err
 	}
 	out := make([]graph.Claimed, 0, len(records))
+	groups := map[string]bool{}
 	for _, r := range records {
 		c := graph.Claimed{Episode: episodeFromNode(r.Values[0].(neo4j.Node))}
 		for _, p := range anyList(r.Values[1]) {
 			c.Previous = append(c.Previous, episodeFromNode(p.(neo4j.Node)))
 		}
 		out = append(out, c)
+		groups[c.Episode.GroupID] = true
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	types, err := db.spaceTypes(ctx, groups)
+	if err != nil {
+		// The episodes are leased: their leases expire and they are claimed again.
+		return nil, err
+	}
+	for i := range out {
+		out[i].Types = types[out[i].Episode.GroupID]
 	}
 	return out, nil
+}
+
+// spaceTypes are the types the owners of the spaces groups chose (space_types_get),
+// by group_id; none for a space whose owner chose none.
+func (db *DB) spaceTypes(ctx context.Context, groups map[string]bool) (map[string]*graph.SpaceTypes, error) {
+	var spaces []map[string]any
+	for g := range groups {
+		s, ok := graph.ParseGroupID(g)
+		if !ok || (s.Agent == "" && s.Team == "") {
+			continue
+		}
+		spaces = append(spaces, map[string]any{"group_id": g, "org": string(s.Org), "agent": nullable(s.Agent), "team": nullable(s.Team)})
+	}
+	if len(spaces) == 0 {
+		return nil, nil
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "space_types_get", map[string]any{"spaces": spaces})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*graph.SpaceTypes{}
+	for _, r := range records {
+		if r.Values[1] == nil && r.Values[2] == nil {
+			continue
+		}
+		t := &graph.SpaceTypes{}
+		if r.Values[1] != nil {
+			t.EntityTypes = append([]string{}, strList(r.Values[1])...)
+		}
+		if r.Values[2] != nil {
+			t.EdgeTypes = append([]string{}, strList(r.Values[2])...)
+		}
+		out[str(r.Values[0])] = t
+	}
+	return out, nil
+}
+
+// SetSpaceTypes sets the types of space, an agent's (private or public: both of the
+// agent's) or a team's; ENOTFOUND when the agent or team does not exist.
+func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, t graph.SpaceTypes) error {
+	if space.Agent == "" && space.Team == "" {
+		return graph.Errorf(graph.EINVALID, "only an agent's or a team's spaces have types of their own")
+	}
+	list := func(l []string) any {
+		if l == nil {
+			return nil
+		}
+		return l
+	}
+	agent, team := nullable(space.Agent), nullable(space.Team)
+	if space.Kind == graph.SpaceTeam {
+		agent = nil
+	} else {
+		team = nil
+	}
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "space_types_set", map[string]any{"org": string(space.Org),
+		"agent": agent, "team": team, "entity_types": list(t.EntityTypes), "edge_types": list(t.EdgeTypes)})
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return graph.Errorf(graph.ENOTFOUND, "not found")
+	}
+	return nil
 }
 
 func (db *DB) Renew(ctx context.Context, id, worker string, lease time.Duration) error {

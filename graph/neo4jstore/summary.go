@@ -2,6 +2,7 @@ package neo4jstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -60,8 +61,20 @@ func (db *DB) txResummarize(ctx context.Context, tx neo4j.ManagedTransaction, gr
 				TargetUUID: str(p["target"]), ValidAt: timePtr(p["valid_at"]), StartAssumed: assumed, CreatedAt: tm(p["created_at"])})
 		}
 		summary := graph.EntitySummary(id, description, facts)
+		// The attribute values only episodes still mentioning it state.
+		n := &graph.EntityNode{AttributeHistory: graph.DecodeHistory(strList(r.Values[6]))}
+		before := graph.CurrentAttributes(n.AttributeHistory)
+		mentioned := strList(r.Values[7])
+		n.Unstate(func(ep string) bool { return !slices.Contains(mentioned, ep) })
+		var gone []string
+		for attr := range before {
+			if _, ok := n.Attributes[attr]; !ok {
+				gone = append(gone, attr)
+			}
+		}
 		rows = append(rows, map[string]any{"uuid": id, "summary": summary, "description": description,
-			"name_terms": nameTerms(name, summary)})
+			"name_terms": nameTerms(name, summary), "attributes": attributeProps(n.Attributes, gone),
+			"attribute_history": optList(graph.EncodeHistory(n.AttributeHistory))})
 	}
 	_, err = db.txRun(ctx, tx, "entity_summary_set", map[string]any{"entities": rows, "group_id": group})
 	return err

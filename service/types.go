@@ -1,0 +1,52 @@
+package service
+
+import (
+	"context"
+
+	"github.com/memgate/memgate/access"
+	"github.com/memgate/memgate/graph"
+)
+
+// SetAgentTypes narrows the entity and edge types extraction uses in the agent's
+// private and public spaces to those named (of the deployment's: Ontology; nil: all
+// of them, again), for the memories extracted from then on. Only the agent's owner
+// may (ManageAgent). EINVALID for a name the deployment does not declare.
+func (s *Service) SetAgentTypes(ctx context.Context, c Call, agent string, t graph.SpaceTypes) (err error) {
+	ctx, end := s.span(ctx, "SetAgentTypes", c)
+	defer func() { end(err) }()
+	if err := s.checkTypes(t); err != nil {
+		return err
+	}
+	if _, err := s.manageable(ctx, c, agent); err != nil {
+		return err
+	}
+	return s.Dir.SetSpaceTypes(ctx, c.P.Org.Private(agent), t)
+}
+
+// SetTeamTypes is SetAgentTypes for a team's space: a writer of the team may.
+// ENOTFOUND for a caller GetTeam would not show the team; an audited EFORBIDDEN for
+// a member who may not write.
+func (s *Service) SetTeamTypes(ctx context.Context, c Call, team string, t graph.SpaceTypes) (err error) {
+	ctx, end := s.span(ctx, "SetTeamTypes", c)
+	defer func() { end(err) }()
+	if err := s.checkTypes(t); err != nil {
+		return err
+	}
+	if _, err := s.GetTeam(ctx, c, team); err != nil {
+		return err
+	}
+	space := c.P.Org.Team(team)
+	if d := s.Auth.Modify(c.P, space); d.Effect != access.Allow {
+		return s.deny(ctx, c, team, space.GroupID(), d.Reason)
+	}
+	return s.Dir.SetSpaceTypes(ctx, space, t)
+}
+
+// checkTypes refuses a space's types that are not the deployment's, or too many.
+func (s *Service) checkTypes(t graph.SpaceTypes) error {
+	if len(t.EntityTypes) > graph.MaxSpaceTypes || len(t.EdgeTypes) > graph.MaxSpaceTypes {
+		return graph.Errorf(graph.EINVALID, "at most %d entity_types and %d edge_types", graph.MaxSpaceTypes, graph.MaxSpaceTypes)
+	}
+	_, err := s.Ontology.Narrow(t.EntityTypes, t.EdgeTypes)
+	return err
+}
