@@ -838,7 +838,10 @@ func (c *Config) validateOntology(add func(key, format string, args ...any)) {
 	labels := map[string]bool{}
 	for i, t := range c.Ingest.EntityTypes {
 		key := fmt.Sprintf("ingest.entity_types[%d]", i)
-		if !labelPattern.MatchString(t.Name) || slices.Contains(reservedLabels, t.Name) || labels[t.Name] {
+		switch {
+		case slices.Contains(reservedLabels, t.Name):
+			add(key+".name", "%q is a label memgate or Graphiti gives nodes itself; choose another name", t.Name)
+		case !labelPattern.MatchString(t.Name) || labels[t.Name]:
 			add(key+".name", "%q must be a distinct label such as Person: a capital letter, then letters and digits", t.Name)
 		}
 		labels[t.Name] = true
@@ -880,8 +883,8 @@ func (c *Config) validateOntology(add func(key, format string, args ...any)) {
 var DefaultEntityTypeNames = []string{"Person", "Organization", "Location", "Event", "Product", "Concept"}
 
 // reservedLabels are labels memgate gives nodes itself.
-var reservedLabels = []string{"Entity", "Episodic", "Community", "Agent", "Team", "Conflict", "Requester", "Org",
-	"AuditEvent", "Webhook", "WebhookDelivery"}
+var reservedLabels = []string{"Entity", "Episodic", "Community", "Agent", "Team", "Conflict", "Principal",
+	"MemoryVersion", "MemgateSchema", "AuditEvent", "Webhook", "WebhookDelivery", "Saga"}
 
 func validateAttributes(key string, attrs []Attribute, add func(key, format string, args ...any)) {
 	if len(attrs) > graph.MaxAttributes {

@@ -1,6 +1,7 @@
 package extract_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -97,5 +98,50 @@ func TestAsSpeaker(t *testing.T) {
 		if got, want := facts(x), facts(model()); got != want {
 			t.Errorf("%q: facts %q, want them unchanged", content, got)
 		}
+	}
+}
+
+// TestCleanTyped_EdgeTypes: a fact of an edge type between the types it joins keeps
+// it and its attributes; the wrong way round it is turned round; between other types
+// it keeps the generic relation with a note and loses its attributes, never another
+// type; an entity's attributes are kept as their types say.
+func TestCleanTyped_EdgeTypes(t *testing.T) {
+	ont := graph.Ontology{
+		EntityTypes: []graph.EntityType{{Name: "Customer", Attributes: []graph.Attribute{{Name: "vip", Type: graph.AttrBoolean}}},
+			{Name: "Product"}, {Name: "Supplier"}},
+		EdgeTypes: []graph.EdgeType{{Name: "PURCHASED", SourceTypes: []string{"Customer"}, TargetTypes: []string{"Product"},
+			Attributes: []graph.Attribute{{Name: "quantity", Type: graph.AttrNumber}}}},
+	}
+	x := &graph.Extracted{
+		Entities: []graph.ExtractedEntity{{Name: "Dana", Type: "customer", Attributes: map[string]any{"vip": true, "tier": "gold"}},
+			{Name: "X200", Type: "Product"}, {Name: "Northwind", Type: "Supplier"}},
+		Facts: []graph.ExtractedFact{
+			{Source: "Dana", Target: "X200", Relation: "purchased", Fact: "Dana bought an X200.", Attributes: map[string]any{"quantity": 2.0}},
+			{Source: "X200", Target: "Dana", Relation: "PURCHASED", Fact: "X200 bought by Dana.", Attributes: map[string]any{"quantity": "two"}},
+			{Source: "Northwind", Target: "X200", Relation: "PURCHASED", Fact: "Northwind bought X200s.", Attributes: map[string]any{"quantity": 9.0}},
+		},
+	}
+	out, drops := extract.CleanTyped(x, ont)
+	if e := out.Entities[0]; e.Type != "Customer" || len(e.Attributes) != 1 || e.Attributes["vip"] != true {
+		t.Errorf("Dana: %+v", e)
+	}
+	f := out.Facts
+	if len(f) != 3 || f[0].Relation != "PURCHASED" || f[0].Attributes["quantity"] != int64(2) || f[0].Note != "" {
+		t.Fatalf("facts %+v", f)
+	}
+	if f[1].Source != "Dana" || f[1].Target != "X200" || f[1].Relation != "PURCHASED" || f[1].Attributes != nil {
+		t.Errorf("the fact the wrong way round: %+v", f[1])
+	}
+	if f[2].Relation != graph.GenericRelation || f[2].Attributes != nil ||
+		f[2].Note != "stated as PURCHASED, which joins Customer to Product; here Supplier to Product" {
+		t.Errorf("the fact between types PURCHASED does not join: %+v", f[2])
+	}
+	got := map[string]int{}
+	for _, d := range drops {
+		got[d.What+"/"+d.Reason]++
+	}
+	want := map[string]int{"attribute/unknown_attribute": 2, "attribute/wrong_type": 1, "edge_type/wrong_types": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("drops %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -35,9 +36,11 @@ func Texts(source, description, content string) []string {
 	}
 	for _, e := range x.Entities {
 		out = append(out, e.Name, e.Type, e.Summary)
+		out = append(out, attributeTexts(e.Attributes)...)
 	}
 	for _, f := range x.Facts {
 		out = append(out, f.Source, f.Target, f.Relation, f.Fact)
+		out = append(out, attributeTexts(f.Attributes)...)
 	}
 	return out
 }
@@ -56,4 +59,13 @@ func Direct(e *Episode) (*Extracted, bool) {
 		return nil, false
 	}
 	return &x, true
+}
+
+// attributeTexts are the names of attributes and the text of their values.
+func attributeTexts(attrs map[string]any) []string {
+	var out []string
+	for name, v := range attrs {
+		out = append(out, name, fmt.Sprint(v))
+	}
+	return out
 }
