@@ -1,5 +1,4 @@
 n.group_id IN $group_ids
 AND (n.supported_until IS NULL OR n.supported_until > datetime())
-AND (size($types) = 0 OR any(l IN labels(n) WHERE l IN $types))
 AND ($created_after IS NULL OR n.created_at >= $created_after)
 AND ($created_before IS NULL OR n.created_at < $created_before)

@@ -6,4 +6,3 @@ AND ($include_expired
 AND (size($relations) = 0 OR r.name IN $relations)
 AND ($created_after IS NULL OR r.created_at >= $created_after)
 AND ($created_before IS NULL OR r.created_at < $created_before)
-AND (size($types) = 0 OR any(l IN labels(startNode(r)) + labels(endNode(r)) WHERE l IN $types))

@@ -1,11 +1,11 @@
 // A page of the entities of the given spaces, by name compared without case, then id:
-// those with the label $type (any when null) whose name starts with $name_prefix,
-// without case. The cursor is the last row of the previous page (its lower-cased name
-// and id).
+// those _entity_typed selects (types and attributes) whose name starts with
+// $name_prefix, without case. The cursor is the last row of the previous page (its
+// lower-cased name and id).
 MATCH (n:Entity)
 WHERE n.group_id IN $group_ids
   AND (n.supported_until IS NULL OR n.supported_until > datetime())
-  AND ($type IS NULL OR $type IN labels(n))
+  AND {{entity_typed}}
   AND toLower(n.name) STARTS WITH toLower($name_prefix)
 WITH n, toLower(n.name) AS key
 WHERE $cursor_name IS NULL OR key > $cursor_name OR (key = $cursor_name AND n.uuid > $cursor_uuid)

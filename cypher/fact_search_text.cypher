@@ -9,14 +9,14 @@ WITH collect(v) AS visible
 OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS r
-  WITH r WHERE {{fact_filter}}
+  WITH r WHERE {{fact_filter}} AND {{fact_typed}}
   WITH r AS x, coalesce(r.fact_terms, ' ' + toLower(r.fact) + ' ') AS text
   {{bm25}}
   RETURN x AS r, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
   CALL db.index.fulltext.queryRelationships('edge_name_and_fact', $query, $options) YIELD relationship AS r, score
-  WHERE {{fact_filter}}
+  WHERE {{fact_filter}} AND {{fact_typed}}
   RETURN r, score LIMIT $limit
 }
 RETURN {{fact_row}}, score, size(visible) > $exact_max AS indexed

@@ -16,12 +16,12 @@ WITH collect(v) AS visible
 OPTIONAL CALL (visible) {
   WITH visible WHERE size(visible) <= $exact_max
   UNWIND visible AS r
-  WITH r WHERE r.fact_embedding IS NOT NULL AND {{fact_filter}}
+  WITH r WHERE r.fact_embedding IS NOT NULL AND {{fact_filter}} AND {{fact_typed}}
   RETURN r, vector.similarity.cosine(r.fact_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
   CALL db.index.vector.queryRelationships('edge_fact_embedding', $k, $embedding) YIELD relationship AS r, score
-  WHERE {{fact_filter}}
+  WHERE {{fact_filter}} AND {{fact_typed}}
   RETURN r, score ORDER BY score DESC LIMIT $limit
 }
 RETURN {{fact_row}}, score, size(visible) > $exact_max AS indexed

@@ -10,7 +10,7 @@ WITH collect([n, distance]) AS reached
 CALL (reached) {
   UNWIND reached AS x
   WITH x[0] AS n, x[1] AS distance
-  WITH n, distance WHERE {{entity_filter}}
+  WITH n, distance WHERE {{entity_filter}} AND {{entity_typed}}
   WITH {{entity_row}}, distance LIMIT $limit
   RETURN collect([n, distance]) AS entities
 }
@@ -19,7 +19,7 @@ CALL (reached) {
   WITH x[0] AS n, x[1] AS distance
   WITH n, distance WHERE distance < $depth
   MATCH (n)-[r:RELATES_TO]-(:Entity)
-  WHERE {{fact_filter}}
+  WHERE {{fact_filter}} AND {{fact_typed}}
   WITH r, min(distance) + 1 AS distance ORDER BY distance LIMIT $limit
   WITH {{fact_row}}, distance
   RETURN collect([r, s, t, distance]) AS facts

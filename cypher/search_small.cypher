@@ -28,7 +28,7 @@ WITH facts, entities, episodes
 WHERE size(facts) <= $exact_max AND size(entities) <= $exact_max AND size(episodes) <= $exact_max
 CALL (facts) {
   UNWIND CASE WHEN $facts THEN facts ELSE [] END AS r
-  WITH r WHERE {{fact_filter}}
+  WITH r WHERE {{fact_filter}} AND {{fact_typed}}
   WITH r AS x, coalesce(r.fact_terms, ' ' + toLower(r.fact) + ' ') AS text
   {{bm25}}
   WITH x AS r, score
@@ -37,14 +37,14 @@ CALL (facts) {
 }
 CALL (facts) {
   UNWIND CASE WHEN $facts AND $embedding IS NOT NULL THEN facts ELSE [] END AS r
-  WITH r WHERE r.fact_embedding IS NOT NULL AND {{fact_filter}}
+  WITH r WHERE r.fact_embedding IS NOT NULL AND {{fact_filter}} AND {{fact_typed}}
   WITH r, vector.similarity.cosine(r.fact_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   WITH {{fact_row}}, score
   RETURN collect([r, s, t, score]) AS fact_vector
 }
 CALL (entities) {
   UNWIND CASE WHEN $entities THEN entities ELSE [] END AS n
-  WITH n WHERE {{entity_filter}}
+  WITH n WHERE {{entity_filter}} AND {{entity_typed}}
   WITH n AS x, coalesce(n.name_terms, ' ' + toLower(n.name) + ' ') AS text
   {{bm25}}
   WITH x AS n, score
@@ -53,7 +53,7 @@ CALL (entities) {
 }
 CALL (entities) {
   UNWIND CASE WHEN $entities AND $embedding IS NOT NULL THEN entities ELSE [] END AS n
-  WITH n WHERE n.name_embedding IS NOT NULL AND {{entity_filter}}
+  WITH n WHERE n.name_embedding IS NOT NULL AND {{entity_filter}} AND {{entity_typed}}
   WITH n, vector.similarity.cosine(n.name_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
   WITH {{entity_row}}, score
   RETURN collect([n, score]) AS entity_vector

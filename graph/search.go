@@ -8,7 +8,7 @@ import (
 // SearchFilter narrows what search returns. The zero value asks for the facts valid
 // now and not expired, of any relation, between entities of any type.
 type SearchFilter struct {
-	Types          []string   // entity types (labels); a fact qualifies when either end has one
+	TypeFilter                // the deployment's types and their attributes
 	Relations      []string   // relation names of facts
 	CreatedAfter   *time.Time // system time: created at or after
 	CreatedBefore  *time.Time // system time: created before
@@ -47,10 +47,11 @@ type FactPage struct {
 	HasMore    bool
 }
 
-// EntityFilter narrows a list of entities: Type, a label (any when ""); NamePrefix,
-// the start of the name, compared without case ("" for any name).
+// EntityFilter narrows a list of entities: by their types and attributes (TypeFilter's
+// EntityTypes and Attributes); NamePrefix, the start of the name, compared without
+// case ("" for any name).
 type EntityFilter struct {
-	Type       string
+	TypeFilter
 	NamePrefix string
 }
 
@@ -103,8 +104,8 @@ type Searcher interface {
 	// Walk walks at most depth facts from center and returns the limit nearest
 	// entities and facts; ENOTFOUND when center is not an entity of the visible set.
 	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)
-	// Facts lists the facts of vis, newest first, whatever their time.
-	Facts(ctx context.Context, vis Visible, page PageRequest) (FactPage, error)
+	// Facts lists the facts of vis that f selects, newest first, whatever their time.
+	Facts(ctx context.Context, vis Visible, f TypeFilter, page PageRequest) (FactPage, error)
 	// Entities lists the entities of vis that f selects, by name (compared without
 	// case), then id. EINVALID for a cursor it did not issue.
 	Entities(ctx context.Context, vis Visible, f EntityFilter, page PageRequest) (EntityPage, error)

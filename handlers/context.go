@@ -19,6 +19,11 @@ type contextRequest struct {
 	MaxTokens int              `json:"max_tokens"`
 	AsOf      *time.Time       `json:"as_of"`
 	Scopes    []string         `json:"scopes"`
+	// The type and attribute filters, as search's.
+	EntityTypes    []string       `json:"entity_types"`
+	EdgeTypes      []string       `json:"edge_types"`
+	Attributes     map[string]any `json:"attributes"`
+	EdgeAttributes map[string]any `json:"edge_attributes"`
 }
 
 // contextResponse is a context block for an agent's prompt and the ids it drew on.
@@ -53,7 +58,9 @@ func (a *api) agentContext(c echo.Context) error {
 		return err
 	}
 	tc, err := a.svc.Context(c.Request().Context(), callOf(c), service.ContextQuery{AgentID: c.Param("id"),
-		Messages: messagesOf(req.Messages), Query: req.Query, MaxTokens: req.MaxTokens, AsOf: req.AsOf, Scopes: req.Scopes})
+		Messages: messagesOf(req.Messages), Query: req.Query, MaxTokens: req.MaxTokens, AsOf: req.AsOf, Scopes: req.Scopes,
+		Types: graph.TypeQuery{EntityTypes: req.EntityTypes, EdgeTypes: req.EdgeTypes, Attributes: req.Attributes,
+			EdgeAttributes: req.EdgeAttributes}})
 	if err != nil {
 		return err
 	}
@@ -67,11 +74,12 @@ type mcpContext struct {
 	MaxTokens int              `json:"max_tokens,omitempty" jsonschema:"the most tokens the context may hold (default 1000)"`
 	AsOf      *time.Time       `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339), instead of the current ones"`
 	Scopes    []string         `json:"scopes,omitempty" jsonschema:"team:NAME or global, to draw on those spaces too"`
+	mcpTypes
 }
 
 func (t mcpTools) context(ctx context.Context, c service.Call, in mcpContext) (any, error) {
 	tc, err := t.svc.Context(ctx, c, service.ContextQuery{AgentID: in.AgentID, Messages: messagesOf(in.Messages),
-		Query: in.Query, MaxTokens: in.MaxTokens, AsOf: in.AsOf, Scopes: in.Scopes})
+		Query: in.Query, MaxTokens: in.MaxTokens, AsOf: in.AsOf, Scopes: in.Scopes, Types: in.query()})
 	if err != nil {
 		return nil, err
 	}

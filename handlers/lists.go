@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -108,15 +109,19 @@ func entityPageOf(page graph.EntityPage) entityPage {
 }
 
 func (a *api) listEntities(c echo.Context) error {
-	if err := queryParams(c, "agent_id", "type", "name_prefix", "cursor", "limit"); err != nil {
+	if err := queryParams(c, "agent_id", "type", "entity_types", "attributes[]", "name_prefix", "cursor", "limit"); err != nil {
 		return err
 	}
 	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
+	types, err := typesQuery(c)
+	if err != nil {
+		return err
+	}
 	page, err := a.svc.ListEntities(c.Request().Context(), callOf(c), service.EntityList{AgentID: c.QueryParam("agent_id"),
-		Type: c.QueryParam("type"), NamePrefix: c.QueryParam("name_prefix"),
+		Type: c.QueryParam("type"), Types: types, NamePrefix: c.QueryParam("name_prefix"),
 		Page: pr})
 	if err != nil {
 		return err
@@ -126,15 +131,18 @@ func (a *api) listEntities(c echo.Context) error {
 
 // mcpEntities is the arguments of the MCP tool list_entities.
 type mcpEntities struct {
-	AgentID    string `json:"agent_id" jsonschema:"the agent whose entities to list"`
-	Type       string `json:"type,omitempty" jsonschema:"only entities of this type (Person, Organization, Location, ...)"`
-	NamePrefix string `json:"name_prefix,omitempty" jsonschema:"only entities whose name starts with this, ignoring case"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"entities per page"`
-	Cursor     string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	AgentID     string         `json:"agent_id" jsonschema:"the agent whose entities to list"`
+	Type        string         `json:"type,omitempty" jsonschema:"only entities of this type (Person, Organization, Location, ...)"`
+	EntityTypes []string       `json:"entity_types,omitempty" jsonschema:"only entities of these types (the deployment's entity types), instead of type"`
+	Attributes  map[string]any `json:"attributes,omitempty" jsonschema:"only entities whose attributes have these values (name: value; attributes the deployment's entity types declare)"`
+	NamePrefix  string         `json:"name_prefix,omitempty" jsonschema:"only entities whose name starts with this, ignoring case"`
+	Limit       int            `json:"limit,omitempty" jsonschema:"entities per page"`
+	Cursor      string         `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
 }
 
 func (t mcpTools) entities(ctx context.Context, c service.Call, in mcpEntities) (any, error) {
-	page, err := t.svc.ListEntities(ctx, c, service.EntityList{AgentID: in.AgentID, Type: in.Type, NamePrefix: in.NamePrefix,
+	page, err := t.svc.ListEntities(ctx, c, service.EntityList{AgentID: in.AgentID, Type: in.Type,
+		Types: graph.TypeQuery{EntityTypes: in.EntityTypes, Attributes: in.Attributes}, NamePrefix: in.NamePrefix,
 		Page: graph.PageRequest{Cursor: in.Cursor, Limit: in.Limit}})
 	if err != nil {
 		return nil, err
@@ -143,10 +151,11 @@ func (t mcpTools) entities(ctx context.Context, c service.Call, in mcpEntities) 
 }
 
 // queryParams refuses a query parameter the route does not take, and one given more
-// than once: a misspelt filter must not read as no filter.
+// than once: a misspelt filter must not read as no filter. A name ending in [] takes
+// the parameters of an object (attributes[tier]).
 func queryParams(c echo.Context, names ...string) error {
 	for name, values := range c.QueryParams() {
-		if !slices.Contains(names, name) {
+		if (strings.HasSuffix(name, "[]") || !slices.Contains(names, name)) && !slices.Contains(names, objectParam(name)) {
 			if r := []rune(name); len(r) > 64 { // cut whole characters, never inside one
 				name = string(r[:64]) + "…"
 			}
@@ -157,6 +166,46 @@ func queryParams(c echo.Context, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// objectParam is "attributes[]" for attributes[tier], the parameter of an object
+// (OpenAPI's deepObject) name is; "" for any other.
+func objectParam(name string) string {
+	open := strings.IndexByte(name, '[')
+	if open <= 0 || !strings.HasSuffix(name, "]") || open == len(name)-2 || strings.ContainsAny(name[open+1:len(name)-1], "[]") {
+		return ""
+	}
+	return name[:open] + "[]"
+}
+
+// typesQuery reads the type filters of a list's URL: entity_types and edge_types,
+// comma-separated; attributes[NAME]=VALUE and edge_attributes[NAME]=VALUE, each value
+// read by its attribute's declared type (graph.AttributeText).
+func typesQuery(c echo.Context) (graph.TypeQuery, error) {
+	var q graph.TypeQuery
+	list := func(name string) []string {
+		if v := c.QueryParam(name); v != "" {
+			return strings.Split(v, ",")
+		}
+		return nil
+	}
+	q.EntityTypes, q.EdgeTypes = list("entity_types"), list("edge_types")
+	for name, values := range c.QueryParams() {
+		var m *map[string]any
+		switch objectParam(name) {
+		case "attributes[]":
+			m = &q.Attributes
+		case "edge_attributes[]":
+			m = &q.EdgeAttributes
+		default:
+			continue
+		}
+		if *m == nil {
+			*m = map[string]any{}
+		}
+		(*m)[name[strings.IndexByte(name, '[')+1:len(name)-1]] = graph.AttributeText(values[0])
+	}
+	return q, nil
 }
 
 // queryBool reads a true or false query parameter; none is false.

@@ -48,6 +48,7 @@ type mcpSearch struct {
 	CenterEntityID string     `json:"center_entity_id,omitempty" jsonschema:"an entity id: search around it, nearest first"`
 	AsOf           *time.Time `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339)"`
 	IncludeExpired bool       `json:"include_expired,omitempty" jsonschema:"also facts that no longer hold"`
+	mcpTypes
 }
 
 type mcpID struct {
@@ -214,10 +215,22 @@ func (t mcpTools) add(ctx context.Context, c service.Call, in mcpAdd) (any, erro
 	return acceptedOf(added[0]), nil
 }
 
+// mcpTypes are the type and attribute filters of search_memory and get_context.
+type mcpTypes struct {
+	EntityTypes    []string       `json:"entity_types,omitempty" jsonschema:"only entities of these types, and facts with an end of one (the deployment's entity types)"`
+	EdgeTypes      []string       `json:"edge_types,omitempty" jsonschema:"only facts of these edge types (the deployment's edge types)"`
+	Attributes     map[string]any `json:"attributes,omitempty" jsonschema:"only entities whose attributes have these values, and facts with an end that has them (name: value)"`
+	EdgeAttributes map[string]any `json:"edge_attributes,omitempty" jsonschema:"only facts whose edge attributes have these values (name: value)"`
+}
+
+func (m mcpTypes) query() graph.TypeQuery {
+	return graph.TypeQuery{EntityTypes: m.EntityTypes, EdgeTypes: m.EdgeTypes, Attributes: m.Attributes, EdgeAttributes: m.EdgeAttributes}
+}
+
 func (t mcpTools) search(ctx context.Context, c service.Call, in mcpSearch) (any, error) {
 	res, err := t.svc.Search(ctx, c, service.SearchQuery{Query: in.Query, AgentID: in.AgentID, Limit: in.Limit,
 		Scopes: in.Scopes, Include: in.Include, Center: in.CenterEntityID,
-		Filter: graph.SearchFilter{AsOf: in.AsOf, IncludeExpired: in.IncludeExpired}})
+		Filter: graph.SearchFilter{AsOf: in.AsOf, IncludeExpired: in.IncludeExpired}, Types: in.query()})
 	if err != nil {
 		return nil, err
 	}

@@ -11,20 +11,23 @@ import (
 )
 
 type searchRequest struct {
-	Query          string     `json:"query"`
-	AgentID        string     `json:"agent_id"`
-	Limit          int        `json:"limit"`
-	Scopes         []string   `json:"scopes"`
-	Include        []string   `json:"include"`
-	CenterEntityID string     `json:"center_entity_id"`
-	MaxDepth       int        `json:"max_depth"`
-	EntityTypes    []string   `json:"entity_types"`
-	Relations      []string   `json:"relations"`
-	CreatedAfter   *time.Time `json:"created_after"`
-	CreatedBefore  *time.Time `json:"created_before"`
-	AsOf           *time.Time `json:"as_of"`
-	IncludeExpired bool       `json:"include_expired"`
-	MMR            bool       `json:"mmr"`
+	Query          string         `json:"query"`
+	AgentID        string         `json:"agent_id"`
+	Limit          int            `json:"limit"`
+	Scopes         []string       `json:"scopes"`
+	Include        []string       `json:"include"`
+	CenterEntityID string         `json:"center_entity_id"`
+	MaxDepth       int            `json:"max_depth"`
+	EntityTypes    []string       `json:"entity_types"`
+	EdgeTypes      []string       `json:"edge_types"`
+	Attributes     map[string]any `json:"attributes"`
+	EdgeAttributes map[string]any `json:"edge_attributes"`
+	Relations      []string       `json:"relations"`
+	CreatedAfter   *time.Time     `json:"created_after"`
+	CreatedBefore  *time.Time     `json:"created_before"`
+	AsOf           *time.Time     `json:"as_of"`
+	IncludeExpired bool           `json:"include_expired"`
+	MMR            bool           `json:"mmr"`
 }
 
 type searchResponse struct {
@@ -35,14 +38,19 @@ type searchResponse struct {
 
 // entityView is an entity as the API shows it; Score only in search results.
 type entityView struct {
-	ID         string    `json:"id"`
-	GroupID    string    `json:"group_id"`
-	Visibility string    `json:"visibility"`
-	Name       string    `json:"name"`
-	Type       string    `json:"type,omitempty"`
-	Summary    string    `json:"summary,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	Score      *float64  `json:"score,omitempty"`
+	ID         string `json:"id"`
+	GroupID    string `json:"group_id"`
+	Visibility string `json:"visibility"`
+	Name       string `json:"name"`
+	Type       string `json:"type,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	// Attributes are the values of its type's attributes (a date as YYYY-MM-DD).
+	Attributes map[string]any `json:"attributes,omitempty"`
+	// AttributeHistory is every value its attributes were stated to have, oldest
+	// first; only GET /v1/entities/{id} shows it.
+	AttributeHistory []graph.AttributeChange `json:"attribute_history,omitempty"`
+	CreatedAt        time.Time               `json:"created_at"`
+	Score            *float64                `json:"score,omitempty"`
 }
 
 // factView is a fact as the API shows it: valid_at and invalid_at are world time
@@ -62,7 +70,11 @@ type factView struct {
 	ExpiredAt  *time.Time `json:"expired_at"`
 	Episodes   []string   `json:"episodes"`
 	Conflicts  []string   `json:"conflicts,omitempty"` // open conflicts it is part of (GET /v1/conflicts)
-	Score      *float64   `json:"score,omitempty"`
+	// Attributes are the values of its edge type's attributes; Note says why it has
+	// the generic relation RELATES_TO (an edge type its ends' types do not allow).
+	Attributes map[string]any `json:"attributes,omitempty"`
+	Note       string         `json:"note,omitempty"`
+	Score      *float64       `json:"score,omitempty"`
 }
 
 func visibility(groupID string) string {
@@ -72,14 +84,27 @@ func visibility(groupID string) string {
 
 func entityViewOf(e *graph.EntityNode) entityView {
 	return entityView{ID: e.UUID, GroupID: e.GroupID, Visibility: visibility(e.GroupID), Name: e.Name, Type: e.Type,
-		Summary: e.Summary, CreatedAt: e.CreatedAt}
+		Summary: e.Summary, Attributes: attributesView(e.Attributes), CreatedAt: e.CreatedAt}
+}
+
+// attributesView is an entity's or fact's attributes as JSON shows them; nil when none.
+func attributesView(attrs map[string]any) map[string]any {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(attrs))
+	for name, v := range attrs {
+		out[name] = graph.AttributeJSON(v)
+	}
+	return out
 }
 
 func factViewOf(h *graph.FactHit) factView {
 	f := h.Fact
 	return factView{ID: f.UUID, GroupID: f.GroupID, Visibility: visibility(f.GroupID), Relation: f.Name, Fact: f.Fact,
 		Source: entityViewOf(h.Source), Target: entityViewOf(h.Target), ValidAt: f.ValidAt, InvalidAt: f.InvalidAt,
-		CreatedAt: f.CreatedAt, ExpiredAt: f.ExpiredAt, Episodes: nonNilStrings(f.Episodes), Conflicts: f.Conflicts}
+		CreatedAt: f.CreatedAt, ExpiredAt: f.ExpiredAt, Episodes: nonNilStrings(f.Episodes), Conflicts: f.Conflicts,
+		Attributes: attributesView(f.Attributes), Note: f.Note}
 }
 
 func nonNilStrings(s []string) []string {
@@ -97,8 +122,10 @@ func (a *api) searchMemories(c echo.Context) error {
 	res, err := a.svc.Search(c.Request().Context(), callOf(c), service.SearchQuery{
 		Query: req.Query, AgentID: req.AgentID, Limit: req.Limit, Scopes: req.Scopes, Include: req.Include,
 		Center: req.CenterEntityID, Depth: req.MaxDepth, MMR: req.MMR,
-		Filter: graph.SearchFilter{Types: req.EntityTypes, Relations: req.Relations, CreatedAfter: req.CreatedAfter,
+		Filter: graph.SearchFilter{Relations: req.Relations, CreatedAfter: req.CreatedAfter,
 			CreatedBefore: req.CreatedBefore, AsOf: req.AsOf, IncludeExpired: req.IncludeExpired},
+		Types: graph.TypeQuery{EntityTypes: req.EntityTypes, EdgeTypes: req.EdgeTypes, Attributes: req.Attributes,
+			EdgeAttributes: req.EdgeAttributes},
 	})
 	if err != nil {
 		return err
@@ -133,12 +160,20 @@ type factPage struct {
 }
 
 func (a *api) listFacts(c echo.Context) error {
+	if err := queryParams(c, "agent_id", "space", "entity_types", "edge_types", "attributes[]", "edge_attributes[]",
+		"cursor", "limit"); err != nil {
+		return err
+	}
 	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
+	types, err := typesQuery(c)
+	if err != nil {
+		return err
+	}
 	page, err := a.svc.ListFacts(c.Request().Context(), callOf(c), c.QueryParam("agent_id"), c.QueryParam("space"),
-		pr)
+		types, pr)
 	if err != nil {
 		return err
 	}
@@ -162,5 +197,7 @@ func (a *api) getEntity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, entityViewOf(e))
+	v := entityViewOf(e)
+	v.AttributeHistory = e.AttributeHistory
+	return c.JSON(http.StatusOK, v)
 }

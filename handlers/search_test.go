@@ -258,14 +258,16 @@ func TestSearch_Injection(t *testing.T) {
 
 	private := "agent-" + theirs + "-private"
 	fields := []string{"query", "agent_id", "scopes", "include", "center_entity_id", "entity_types", "relations",
-		"as_of", "created_after", "created_before"}
+		"as_of", "created_after", "created_before", "edge_types", "attributes", "edge_attributes"}
 	codes := map[int]int{}
 	for _, field := range fields {
 		for _, payload := range injection {
 			body := map[string]any{"agent_id": agent, "query": "Alice Acme", field: payload}
 			switch field {
-			case "scopes", "include", "entity_types", "relations":
+			case "scopes", "include", "entity_types", "relations", "edge_types":
 				body[field] = []string{payload}
+			case "attributes", "edge_attributes": // as a name, and as a value
+				body[field] = map[string]any{payload: payload, "tier": payload}
 			}
 			status, out := owner.sendMalformed("POST", "/v1/memories/search", body)
 			codes[status]++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/extract"
+	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/handlers"
 	"github.com/memgate/memgate/service"
@@ -43,6 +44,7 @@ func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerif
 	svc := &service.Service{
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db, Log: log, Now: time.Now,
 		Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
+		Ontology: graph.Ontology{EntityTypes: extract.DefaultEntityTypes},
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100},
 	}

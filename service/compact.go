@@ -228,7 +228,7 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 	if len(texts) == 0 {
 		return nil, graph.Errorf(graph.EINVALID, "no memories of the agent to reflect on since %s", q.Since.UTC().Format(time.RFC3339))
 	}
-	page, err := s.Find.Facts(ctx, s.agentView(c, q.AgentID), graph.PageRequest{Limit: reflectFacts})
+	page, err := s.Find.Facts(ctx, s.agentView(c, q.AgentID), graph.TypeFilter{}, graph.PageRequest{Limit: reflectFacts})
 	if err != nil {
 		return nil, err
 	}

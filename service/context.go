@@ -23,6 +23,7 @@ type ContextQuery struct {
 	MaxTokens int // 0: DefaultContextTokens
 	AsOf      *time.Time
 	Scopes    []string
+	Types     graph.TypeQuery // as search's: the facts and entities drawn on are of these types
 }
 
 // TurnContext is a block of plain text for an agent's prompt, its size in tokens of
@@ -72,6 +73,9 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnC
 	if q.MaxTokens < 1 || q.MaxTokens > MaxContextTokens {
 		return nil, graph.Errorf(graph.EINVALID, "max_tokens must be between 1 and %d", MaxContextTokens)
 	}
+	if _, err := s.Ontology.Filter(q.Types); err != nil {
+		return nil, err
+	}
 	query, err := s.contextQuery(q)
 	if err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnC
 		return buildContext(&SearchResult{}, s.tokenizer(), q.MaxTokens, q.AsOf), nil
 	}
 	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
-		Limit: min(max(minCandidates, q.MaxTokens/100), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}})
+		Limit: min(max(minCandidates, q.MaxTokens/100), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}, Types: q.Types})
 	if err != nil {
 		return nil, err
 	}

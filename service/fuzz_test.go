@@ -59,13 +59,13 @@ func FuzzCheckSearch(f *testing.F) {
 	f.Add("", "a", "", "7f3c9b9e-1111-4222-8333-444455556666", 2, "", "", 0)
 	f.Add("x", "a", "nodes", "not-a-uuid", -1, "person", "works at", 1000)
 	f.Fuzz(func(t *testing.T, query, agent, include, center string, depth int, typ, relation string, limit int) {
-		s := &Service{Limits: fuzzLimits, Now: time.Now}
+		s := &Service{Limits: fuzzLimits, Now: time.Now, Ontology: graph.Ontology{EntityTypes: []graph.EntityType{{Name: "Person"}}}}
 		q := &SearchQuery{Query: query, AgentID: agent, Center: center, Depth: depth, Limit: limit}
 		if include != "" {
 			q.Include = []string{include}
 		}
 		if typ != "" {
-			q.Filter.Types = []string{typ}
+			q.Types.EntityTypes = []string{typ}
 		}
 		if relation != "" {
 			q.Filter.Relations = []string{relation}
@@ -82,6 +82,9 @@ func FuzzCheckSearch(f *testing.F) {
 		}
 		if len(kinds) == 0 || (q.Center == "" && q.Depth != 0) || q.Depth < 0 || q.Depth > maxDepth {
 			t.Fatalf("accepted kinds %v, center %q, depth %d", kinds, q.Center, q.Depth)
+		}
+		if (typ != "" && typ != "Person") || len(q.Filter.EntityTypes) != len(q.Types.EntityTypes) {
+			t.Fatalf("accepted entity type %q as %v: the deployment declares Person alone", typ, q.Filter.EntityTypes)
 		}
 		if len(q.Query) > maxQueryBytes || !graph.ValidID(q.AgentID) {
 			t.Fatalf("accepted a %d-byte query for agent %q", len(q.Query), q.AgentID)

@@ -83,11 +83,13 @@ func (s *Service) ListTeams(ctx context.Context, c Call, all bool, page graph.Pa
 }
 
 // EntityList asks for a page of the entities the caller sees for an agent: of the
-// type Type (a label, as search's entity_types; any when ""), whose name starts with
-// NamePrefix compared without case ("" for any).
+// type Type (one of the deployment's entity types; any when ""), of the types and
+// with the attributes Types names (as search's), whose name starts with NamePrefix
+// compared without case ("" for any).
 type EntityList struct {
 	AgentID    string
 	Type       string
+	Types      graph.TypeQuery
 	NamePrefix string
 	Page       graph.PageRequest
 }
@@ -100,8 +102,18 @@ type EntityList struct {
 func (s *Service) ListEntities(ctx context.Context, c Call, q EntityList) (_ graph.EntityPage, err error) {
 	ctx, end := s.span(ctx, "ListEntities", c)
 	defer func() { end(err) }()
-	if q.Type != "" && !typeName.MatchString(q.Type) {
-		return graph.EntityPage{}, graph.Errorf(graph.EINVALID, "type: %q is not a valid name (%s)", q.Type, typeName)
+	if q.Type != "" {
+		if len(q.Types.EntityTypes) > 0 {
+			return graph.EntityPage{}, graph.Errorf(graph.EINVALID, "type and entity_types exclude each other")
+		}
+		q.Types.EntityTypes = []string{q.Type}
+	}
+	if len(q.Types.EdgeTypes) > 0 || len(q.Types.EdgeAttributes) > 0 {
+		return graph.EntityPage{}, graph.Errorf(graph.EINVALID, "entities take entity_types and attributes; edge_types and edge_attributes select facts")
+	}
+	f, err := s.Ontology.Filter(q.Types)
+	if err != nil {
+		return graph.EntityPage{}, err
 	}
 	if err := checkNamePrefix(q.NamePrefix); err != nil {
 		return graph.EntityPage{}, err
@@ -109,7 +121,7 @@ func (s *Service) ListEntities(ctx context.Context, c Call, q EntityList) (_ gra
 	if err := s.agentListing(ctx, c, q.AgentID, &q.Page); err != nil {
 		return graph.EntityPage{}, err
 	}
-	return s.Find.Entities(ctx, s.agentView(c, q.AgentID), graph.EntityFilter{Type: q.Type, NamePrefix: q.NamePrefix}, q.Page)
+	return s.Find.Entities(ctx, s.agentView(c, q.AgentID), graph.EntityFilter{TypeFilter: f, NamePrefix: q.NamePrefix}, q.Page)
 }
 
 // checkNamePrefix refuses a name prefix no entity name can start with: longer than a

@@ -24,7 +24,10 @@ type SearchQuery struct {
 	Center  string   // an entity to walk from and rank by distance to
 	Depth   int      // how far to walk from Center, 1 to 3 (0: 2)
 	Filter  graph.SearchFilter
-	MMR     bool // diversify facts and entities by maximal marginal relevance
+	// Types are the type and attribute filters as asked for: checked against the
+	// deployment's Ontology, they become Filter.TypeFilter.
+	Types graph.TypeQuery
+	MMR   bool // diversify facts and entities by maximal marginal relevance
 }
 
 // SearchResult is what search found, per kind, best first.
@@ -241,16 +244,21 @@ func (s *Service) optional(err error) error {
 
 // ListFacts lists the facts of every space the caller sees for an agent (its private
 // and public spaces, the caller's teams, global), or of the one space named, newest
-// first, whatever their time (export reads a whole memory with it). A space the caller
-// cannot read answers ENOTFOUND.
-func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, page graph.PageRequest) (_ graph.FactPage, err error) {
+// first, whatever their time (export reads a whole memory with it), of those the type
+// filters select (EINVALID when the deployment does not declare what they name). A
+// space the caller cannot read answers ENOTFOUND.
+func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, types graph.TypeQuery, page graph.PageRequest) (_ graph.FactPage, err error) {
 	ctx, end := s.span(ctx, "ListFacts", c)
 	defer func() { end(err) }()
+	f, err := s.Ontology.Filter(types)
+	if err != nil {
+		return graph.FactPage{}, err
+	}
 	if err := s.agentListing(ctx, c, agentID, &page); err != nil {
 		return graph.FactPage{}, err
 	}
 	if space == "" {
-		return s.Find.Facts(ctx, s.agentView(c, agentID), page)
+		return s.Find.Facts(ctx, s.agentView(c, agentID), f, page)
 	}
 	sp, err := c.P.Org.ParseSpaceName(agentID, c.P.ID, space)
 	if err != nil {
@@ -259,7 +267,7 @@ func (s *Service) ListFacts(ctx context.Context, c Call, agentID, space string, 
 	if !s.Auth.Visible(c.P).Contains(sp.GroupID()) {
 		return graph.FactPage{}, graph.Errorf(graph.ENOTFOUND, "space not found")
 	}
-	return s.Find.Facts(ctx, graph.Visible{GroupIDs: []string{sp.GroupID()}}, page)
+	return s.Find.Facts(ctx, graph.Visible{GroupIDs: []string{sp.GroupID()}}, f, page)
 }
 
 // agentListing checks a list about an agent before it runs: the page size (the
@@ -341,10 +349,10 @@ func (s *Service) checkSearch(q *SearchQuery) (map[string]bool, int, error) {
 	case q.Depth < 0 || q.Depth > maxDepth:
 		return nil, 0, graph.Errorf(graph.EINVALID, "max_depth must be between 1 and %d", maxDepth)
 	}
-	f := q.Filter
-	if err := checkNames("entity_types", f.Types, typeName); err != nil {
+	if q.Filter.TypeFilter, err = s.Ontology.Filter(q.Types); err != nil {
 		return nil, 0, err
 	}
+	f := q.Filter
 	if err := checkNames("relations", f.Relations, relationName); err != nil {
 		return nil, 0, err
 	}

@@ -72,8 +72,8 @@ func (db *DB) Entities(ctx context.Context, vis graph.Visible, f graph.EntityFil
 	if err := enumerated(vis); err != nil {
 		return graph.EntityPage{}, err
 	}
-	params := visParams(vis, map[string]any{"type": nullable(f.Type), "name_prefix": f.NamePrefix,
-		"limit": int64(page.Limit + 1), "embeddings": false})
+	params := visParams(vis, typeParams(graph.TypeFilter{EntityTypes: f.EntityTypes, Attributes: f.Attributes},
+		map[string]any{"name_prefix": f.NamePrefix, "limit": int64(page.Limit + 1), "embeddings": false}))
 	if err := nameCursorParams(page.Cursor, params); err != nil {
 		return graph.EntityPage{}, err
 	}

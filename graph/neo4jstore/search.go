@@ -59,13 +59,38 @@ func searchParams(vis graph.Visible, f graph.SearchFilter, limit int, params map
 		at = f.AsOf.UTC()
 	}
 	params["limit"] = int64(limit)
-	params["types"] = nonNil(f.Types)
+	typeParams(f.TypeFilter, params)
 	params["relations"] = nonNil(f.Relations)
 	params["created_after"] = optTime(f.CreatedAfter)
 	params["created_before"] = optTime(f.CreatedBefore)
 	params["at"], params["as_of"], params["include_expired"] = at, asOf, f.IncludeExpired
 	params["embeddings"] = f.WithEmbeddings
 	return visParams(vis, params)
+}
+
+// typeParams are the parameter of _entity_typed and _fact_typed, $typed: the types, and
+// the attribute filters as [{name, values}] (a date a Neo4j date, as stored). One map
+// whatever it holds: Neo4j plans a query again for each new combination of its
+// parameters' types (an empty list, a list of strings, of maps), and planning the
+// search queries takes seconds; a map's type is the same whatever its entries.
+func typeParams(f graph.TypeFilter, params map[string]any) map[string]any {
+	attrs := func(fs []graph.AttributeFilter) []any {
+		out := make([]any, len(fs))
+		for i, a := range fs {
+			values := make([]any, len(a.Values))
+			for j, v := range a.Values {
+				if t, ok := v.(time.Time); ok {
+					v = neo4j.DateOf(t)
+				}
+				values[j] = v
+			}
+			out[i] = map[string]any{"name": a.Name, "values": values}
+		}
+		return out
+	}
+	params["typed"] = map[string]any{"types": nonNil(f.EntityTypes), "edge_types": nonNil(f.EdgeTypes),
+		"attributes": attrs(f.Attributes), "edge_attributes": attrs(f.EdgeAttributes)}
+	return params
 }
 
 // textSearch runs a text query (episode_, fact_ or entity_search_text) with the query
@@ -244,11 +269,11 @@ func (db *DB) Walk(ctx context.Context, center string, depth int, vis graph.Visi
 	return w, nil
 }
 
-func (db *DB) Facts(ctx context.Context, vis graph.Visible, page graph.PageRequest) (graph.FactPage, error) {
+func (db *DB) Facts(ctx context.Context, vis graph.Visible, f graph.TypeFilter, page graph.PageRequest) (graph.FactPage, error) {
 	if err := enumerated(vis); err != nil {
 		return graph.FactPage{}, err
 	}
-	params := visParams(vis, map[string]any{"limit": int64(page.Limit + 1), "embeddings": false})
+	params := visParams(vis, typeParams(f, map[string]any{"limit": int64(page.Limit + 1), "embeddings": false}))
 	if err := cursorParams(page.Cursor, params); err != nil {
 		return graph.FactPage{}, err
 	}
