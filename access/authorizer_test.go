@@ -184,7 +184,7 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 			return accesstest.Undecided // an agent that does not exist: the store's 404
 		}
 		a := &graph.Agent{ID: c.Column, OwnerID: owner}
-		d := pol.ManageAgent(p, a)
+		d := pol.ManageAgent(p, a) // transfer, erase, set_types
 		switch c.Operation {
 		case "share", "unshare":
 			d = pol.Share(p, a)
@@ -231,13 +231,16 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 		}
 		return accesstest.Undecided // a promoted copy never moves: the service's rule
 	}
-	if c.Operation == "dissolve" || c.Operation == "copy_dissolve" {
+	if c.Operation == "dissolve" || c.Operation == "copy_dissolve" || c.Operation == "set_team_types" {
 		if _, ok := w.Teams[c.Column]; !ok {
 			return accesstest.Undecided // a team that does not exist: the store's 404
 		}
 		t := &graph.Team{Name: c.Column, OwnerID: w.TeamOwner(c.Column)}
 		if p.Teams[t.Name] == "" && t.OwnerID != p.ID && pol.Admin(p).Effect != access.Allow {
 			return "404" // GetTeam's rule: members, its owner and admin hosts see it
+		}
+		if c.Operation == "set_team_types" { // the team's space's types: its writers'
+			return effect(pol.Modify(p, p.Org.Team(t.Name)))
 		}
 		return effect(pol.DissolveTeam(p, t))
 	}

@@ -210,7 +210,11 @@ func TestOntology_SpaceTypes(t *testing.T) {
 	p.llm.Answer("Full: Dana Reyes bought an X200", answer)
 	ep := p.add(narrowed, "Narrow: Dana Reyes bought an X200, she is a gold customer.")
 	space, _ := graph.ParseGroupID(narrowed)
-	if err := p.db.SetSpaceTypes(context.Background(), space, graph.SpaceTypes{EntityTypes: []string{"Product", "Supplier"},
+	owner, err := p.db.GetAgent(context.Background(), space.Org, space.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.db.SetSpaceTypes(context.Background(), space, graph.TypesGuard{CreatedAt: owner.CreatedAt, Owner: owner.OwnerID}, graph.SpaceTypes{EntityTypes: []string{"Product", "Supplier"},
 		EdgeTypes: []string{}}); err != nil {
 		t.Fatal(err)
 	}

@@ -184,9 +184,11 @@ type Directory interface {
 	ResolvePrincipal(ctx context.Context, org Org, id string, asserted ...string) (PrincipalFacts, error)
 
 	// SetSpaceTypes sets the entity and edge types of an agent's spaces (space is
-	// either of them) or of a team's space (SpaceTypes); ENOTFOUND if the agent or
-	// team does not exist.
-	SetSpaceTypes(ctx context.Context, space Space, t SpaceTypes) error
+	// either of them) or of a team's space (SpaceTypes), on the agent or team guard
+	// names; ENOTFOUND if the agent or team does not exist, ECONFLICT if it is not
+	// the one guard names any more (erased or dissolved and made again, or an agent
+	// given to another owner, since the decision read it).
+	SetSpaceTypes(ctx context.Context, space Space, guard TypesGuard, t SpaceTypes) error
 
 	// CreateAgent returns ECONFLICT if the id exists.
 	CreateAgent(ctx context.Context, org Org, a *Agent, ev *AuditEvent) error

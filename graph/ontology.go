@@ -221,6 +221,14 @@ type SpaceTypes struct {
 	EdgeTypes   []string
 }
 
+// TypesGuard names the agent or team whose space's types a request decided to set,
+// as the decision read it: when it was created, and an agent's owner then ("" for a
+// team). The types are set on that one only.
+type TypesGuard struct {
+	CreatedAt time.Time
+	Owner     string
+}
+
 // MaxSpaceTypes bounds the names a space's types list.
 const MaxSpaceTypes = 200
 

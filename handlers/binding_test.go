@@ -98,6 +98,8 @@ func TestRequesterBinding(t *testing.T) {
 		{"PUT", "/v1/agents/" + aliceAgent + "/owner", map[string]any{"owner_id": "app1-carol-" + suffix}},
 		{"PUT", "/v1/agents/" + aliceAgent + "/shares/app1-carol-" + suffix, nil},
 		{"DELETE", "/v1/agents/" + aliceAgent, nil},
+		{"PUT", "/v1/agents/" + aliceAgent + "/types", map[string]any{"entity_types": []string{}, "edge_types": []string{}}},
+		{"PUT", "/v1/teams/app1-team-" + suffix + "/types", map[string]any{"entity_types": []string{}}},
 	}
 	forged := map[string]client{
 		alice.requester:          {t: t, base: base, key: "key-app1", requester: alice.requester},
@@ -121,7 +123,11 @@ func TestRequesterBinding(t *testing.T) {
 			t.Errorf("%s: %d requests refused, %d requester_denied events", requester, len(routes)+1, got)
 		}
 	}
-	// Nothing changed for alice: her memory and agent are hers, unshared.
+	// Nothing changed for alice: her memory and agent are hers, unshared, with the
+	// deployment's types.
+	if types, _ := neo4jtest.SpaceTypes(t, "Agent", aliceAgent); types.EntityTypes != nil || types.EdgeTypes != nil {
+		t.Errorf("a forged requester set alice's agent's types: %v", types)
+	}
 	alice.must(http.StatusOK, "GET", "/v1/memories/"+hers.ID, nil, nil)
 	var a struct {
 		OwnerID    string   `json:"owner_id"`

@@ -137,6 +137,7 @@ func newMatrixServer(t *testing.T) (string, *service.Service, *resolveHook) {
 	hooks := &resolveHook{after: map[string]func(){}}
 	srv := newServerWith(t, matrixKeyring(), nil, func(s *service.Service) {
 		s.Limits.VisibilityRules = []service.VisibilityRule{matrixRule}
+		s.Ontology = accesstest.TypesOntology
 		hooks.Directory, s.Dir, svc = s.Dir, hooks, s
 	})
 	return srv.URL, svc, hooks
@@ -404,7 +405,7 @@ func (a agentDelegates) expired(id func(string) string, principals []string) boo
 var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
 	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move",
-	"subscribe", "webhook_event"}
+	"subscribe", "webhook_event", "set_types", "set_team_types"}
 
 // TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
 // the HTTP API on a real Neo4j (accesstest.Run), then checks that list and search
@@ -535,6 +536,8 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 		return w.runWebhookEvent(cl, c), nil
 	case "delegate", "undelegate":
 		return w.runDelegate(cl, c), nil
+	case "set_types", "set_team_types":
+		return w.runSetTypes(cl, c), nil
 	case "usage":
 		// The world's agent: its seeded memories are counted, whatever they cost.
 		var u struct {
@@ -1158,4 +1161,33 @@ func (w *world) runDelegate(cl client, c accesstest.Cell) string {
 		return fmt.Sprintf("%s, but the owner sees the grantee's delegation: %v", got, listed)
 	}
 	return got
+}
+
+// runSetTypes is PUT /v1/agents/{id}/types (set_types) or /v1/teams/{team}/types
+// (set_team_types), as the cell's principal, of the world's agent or team of the
+// column itself, naming all of the deployment's types in an order of the cell's own
+// (accesstest.NextTypes): allowed (200, answering what it set), the agent or team
+// stores that order; refused, what it stored before; ghost, none is made.
+func (w *world) runSetTypes(cl client, c accesstest.Cell) string {
+	label, name, path := "Agent", w.id(c.Column), "/v1/agents/"+w.id(c.Column)+"/types"
+	if c.Operation == "set_team_types" {
+		label, path = "Team", "/v1/teams/"+w.id(c.Column)+"/types"
+	}
+	before, _ := neo4jtest.SpaceTypes(w.t, label, name)
+	sent := accesstest.NextTypes(before)
+	status, out := cl.do("PUT", path, map[string]any{"entity_types": sent.EntityTypes, "edge_types": sent.EdgeTypes})
+	got := fmt.Sprint(status)
+	if status == http.StatusOK {
+		got = "allow"
+		var answer struct {
+			EntityTypes []string `json:"entity_types"`
+			EdgeTypes   []string `json:"edge_types"`
+		}
+		if err := json.Unmarshal(out, &answer); err != nil || !slices.Equal(answer.EntityTypes, sent.EntityTypes) ||
+			!slices.Equal(answer.EdgeTypes, sent.EdgeTypes) {
+			return "allow, but answered " + string(out)
+		}
+	}
+	after, found := neo4jtest.SpaceTypes(w.t, label, name)
+	return accesstest.TypesOutcome(got, before, sent, after, found)
 }

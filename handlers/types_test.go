@@ -69,6 +69,42 @@ func TestSpaceTypes(t *testing.T) {
 			}
 		})
 	}
+	// Outsiders and malformed bodies: another organization's keys with the same
+	// requester, agent and team ids see neither; a body that is not lists of the
+	// deployment's names is 400, whoever sends it.
+	globex, globexRoot := w.owner, w.admin
+	globex.key, globexRoot.key = matrixKeys["globex_trusted"], matrixKeys["globex_admin"]
+	many := make([]string, graph.MaxSpaceTypes+1)
+	for i := range many {
+		many[i] = "Customer"
+	}
+	for _, c := range []struct {
+		name string
+		as   client
+		path string
+		body any
+		want int
+	}{
+		{"OtherOrgAgent", globex, agentTypes, narrow, http.StatusNotFound},
+		{"OtherOrgTeam", globex, teamTypes, narrow, http.StatusNotFound},
+		{"OtherOrgAdminAgent", globexRoot, agentTypes, narrow, http.StatusNotFound},
+		{"OtherOrgAdminTeam", globexRoot, teamTypes, narrow, http.StatusNotFound},
+		{"NullName", w.owner, agentTypes, map[string]any{"entity_types": []any{"Customer", nil}}, http.StatusBadRequest},
+		{"EmptyName", w.owner, teamTypes, map[string]any{"entity_types": []string{""}}, http.StatusBadRequest},
+		{"PaddedName", w.owner, agentTypes, map[string]any{"entity_types": []string{" Customer"}}, http.StatusBadRequest},
+		{"EdgeTypeCase", w.owner, agentTypes, map[string]any{"edge_types": []string{"purchased"}}, http.StatusBadRequest},
+		{"TooMany", w.owner, agentTypes, map[string]any{"entity_types": many}, http.StatusBadRequest},
+		{"NotAList", w.owner, teamTypes, map[string]any{"entity_types": "Customer"}, http.StatusBadRequest},
+		{"ListOfObjects", w.owner, teamTypes, map[string]any{"edge_types": []any{map[string]any{"name": "SUPPLIES"}}}, http.StatusBadRequest},
+		{"BodyAList", w.owner, agentTypes, []string{"Customer"}, http.StatusBadRequest},
+		{"OwnerField", w.owner, agentTypes, map[string]any{"entity_types": []string{"Customer"}, "owner_id": "x"}, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if status, out := c.as.in(t).sendMalformed("PUT", c.path, c.body); status != c.want {
+				t.Errorf("status %d, want %d: %s", status, c.want, out)
+			}
+		})
+	}
 	if n := neo4jtest.Count(t, `MATCH (a:Agent {id: $agent}), (t:Team {name: $team})
 		WHERE a.entity_types = ['Customer', 'Product'] AND t.entity_types = ['Supplier'] RETURN count(*)`, g); n != 1 {
 		t.Errorf("a refused request changed the types")

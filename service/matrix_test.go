@@ -282,6 +282,7 @@ func newWorld(t *testing.T) *world {
 	svc := &service.Service{
 		Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db, Hooks: db, Hosts: hostRing{},
 		Log: neo4jtest.Logger(t), Now: time.Now, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Summarizer: extract.Extractive{},
+		Ontology: accesstest.TypesOntology,
 		Limits: service.Limits{DefaultVisibility: "private", RefuseCredentials: true, MaxContentBytes: 64 << 10,
 			BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100, PublicWritesPerDay: quota,
 			VisibilityRules: []service.VisibilityRule{{Name: "ssn", Pattern: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)}}},
@@ -626,6 +627,8 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		}), nil
 	case "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect", "usage":
 		return w.runAgent(cell), nil
+	case "set_types", "set_team_types":
+		return w.runSetTypes(c, cell), nil
 	case "dissolve":
 		team := w.id(cell.Column)
 		_, err := w.svc.DissolveTeam(w.ctx, c, team, true)
@@ -1346,4 +1349,26 @@ func (w *world) runAgent(cell accesstest.Cell) string {
 func (w *world) erased(id, group string) bool {
 	_, err := w.db.GetEpisode(w.ctx, id, graph.Visible{GroupIDs: []string{group}})
 	return graph.ErrorCode(err) == graph.ENOTFOUND
+}
+
+// runSetTypes sets, as the cell's principal, the types of the world's agent
+// (set_types) or team (set_team_types) of the column itself: all of the deployment's
+// in an order of the cell's own (accesstest.NextTypes). Allowed, the agent or team
+// stores that order; refused, what it stored before; ghost, none is made.
+func (w *world) runSetTypes(c service.Call, cell accesstest.Cell) string {
+	w.t.Helper()
+	label, name := "Agent", w.id(cell.Column)
+	if cell.Operation == "set_team_types" {
+		label = "Team"
+	}
+	before, _ := neo4jtest.SpaceTypes(w.t, label, name)
+	sent := accesstest.NextTypes(before)
+	var err error
+	if label == "Agent" {
+		err = w.svc.SetAgentTypes(w.ctx, c, name, sent)
+	} else {
+		err = w.svc.SetTeamTypes(w.ctx, c, name, sent)
+	}
+	after, found := neo4jtest.SpaceTypes(w.t, label, name)
+	return accesstest.TypesOutcome(outcome(err), before, sent, after, found)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/memgate/memgate/graph"
 )
 
 // Matrix is the world, the principals and the expected outcome of every cell.
@@ -110,10 +112,10 @@ var Operations = []string{"create", "create_fact", "get", "list", "search", "con
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect",
-	"usage"}
+	"usage", "set_types"}
 
 // TeamOperations on teams, one cell per team column, run after AgentOperations.
-var TeamOperations = []string{"list_teams", "list_teams_all", "dissolve", "copy_dissolve", "move_into_dissolved"}
+var TeamOperations = []string{"list_teams", "list_teams_all", "dissolve", "copy_dissolve", "move_into_dissolved", "set_team_types"}
 
 // CopyOperations on promoted copies, one cell per column of Copies, run after
 // TeamOperations.
@@ -244,4 +246,58 @@ func SpaceArgs(column string, id func(string) string) (agent, visibility, team s
 		return "", "team", id(name)
 	}
 	return "", kind, "" // global, system
+}
+
+// TypesOntology is the deployment's ontology of every tier's server, for set_types and
+// set_team_types: the pipeline's entity types (extract.DefaultEntityTypes) and two
+// edge types joining any.
+var TypesOntology = graph.Ontology{
+	EntityTypes: []graph.EntityType{{Name: "Person"}, {Name: "Organization"}, {Name: "Location"}, {Name: "Event"}, {Name: "Product"},
+		{Name: "Concept"}},
+	EdgeTypes: []graph.EdgeType{{Name: "WORKS_AT"}, {Name: "KNOWS"}},
+}
+
+// NextTypes is what a set_types or set_team_types cell names: all of TypesOntology's
+// types, each list in the order after stored's (the declared order turned by one when
+// nothing is stored), so that what an allowed cell stores differs from what was
+// stored before it, and the space keeps every type (extraction in the world's spaces
+// is unchanged).
+func NextTypes(stored graph.SpaceTypes) graph.SpaceTypes {
+	var entities, edges []string
+	for _, t := range TypesOntology.EntityTypes {
+		entities = append(entities, t.Name)
+	}
+	for _, t := range TypesOntology.EdgeTypes {
+		edges = append(edges, t.Name)
+	}
+	next := func(names, stored []string) []string {
+		if len(stored) == len(names) {
+			names = stored
+		}
+		return append(slices.Clone(names[1:]), names[0])
+	}
+	return graph.SpaceTypes{EntityTypes: next(entities, stored.EntityTypes), EdgeTypes: next(edges, stored.EdgeTypes)}
+}
+
+// TypesOutcome is what a tier says of a set_types or set_team_types cell answered got
+// (allow when it was), from the types the agent or team stored before the cell
+// (before), those it sent (sent), and those it stores after (after; found false for
+// no such agent or team): got, unless the types are not what got means.
+func TypesOutcome(got string, before, sent, after graph.SpaceTypes, found bool) string {
+	want := before
+	if got == "allow" {
+		want = sent
+	}
+	equal := slices.Equal(want.EntityTypes, after.EntityTypes) && slices.Equal(want.EdgeTypes, after.EdgeTypes)
+	switch {
+	case !found && got == "allow":
+		return "allow, but there is no such agent or team"
+	case !found:
+		return got // ghost: none made
+	case !equal && got == "allow":
+		return fmt.Sprintf("allow, but the types stored are %v, not those sent", after)
+	case !equal:
+		return fmt.Sprintf("%s, but the types stored changed to %v", got, after)
+	}
+	return got
 }

@@ -98,8 +98,9 @@ func (db *DB) spaceTypes(ctx context.Context, groups map[string]bool) (map[strin
 }
 
 // SetSpaceTypes sets the types of space, an agent's (private or public: both of the
-// agent's) or a team's; ENOTFOUND when the agent or team does not exist.
-func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, t graph.SpaceTypes) error {
+// agent's) or a team's, on the agent or team the decision read (graph.TypesGuard);
+// ENOTFOUND when it does not exist, ECONFLICT when it is not that one any more.
+func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, guard graph.TypesGuard, t graph.SpaceTypes) error {
 	if space.Agent == "" && space.Team == "" {
 		return graph.Errorf(graph.EINVALID, "only an agent's or a team's spaces have types of their own")
 	}
@@ -116,12 +117,19 @@ func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, t graph.Spac
 		team = nil
 	}
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "space_types_set", map[string]any{"org": string(space.Org),
-		"agent": agent, "team": team, "entity_types": list(t.EntityTypes), "edge_types": list(t.EdgeTypes)})
+		"agent": agent, "team": team, "created_at": guard.CreatedAt, "expected_owner": nullable(guard.Owner),
+		"entity_types": list(t.EntityTypes), "edge_types": list(t.EdgeTypes)})
 	if err != nil {
 		return err
 	}
 	if len(records) == 0 {
 		return graph.Errorf(graph.ENOTFOUND, "not found")
+	}
+	if same, _ := records[0].Values[0].(bool); !same {
+		if space.Kind == graph.SpaceTeam {
+			return graph.Errorf(graph.ECONFLICT, "the team changed while this request ran; retry")
+		}
+		return graph.Errorf(graph.ECONFLICT, agentChanged)
 	}
 	return nil
 }

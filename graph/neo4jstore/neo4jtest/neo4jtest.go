@@ -409,3 +409,35 @@ func SeedConflict(tb testing.TB, groupID, word string) string {
 	})
 	return id
 }
+
+// SpaceTypes reads the entity and edge types an agent (label Agent, by id) or a team
+// (label Team, by name) of the implicit organization stores (PUT .../types), nil
+// lists where none; found is false when there is no such agent or team.
+func SpaceTypes(tb testing.TB, label, name string) (t graph.SpaceTypes, found bool) {
+	tb.Helper()
+	key := map[string]string{"Agent": "id", "Team": "name"}[label]
+	if key == "" {
+		tb.Fatalf("SpaceTypes: %q is neither Agent nor Team", label)
+	}
+	records, err := read(URI(tb), "MATCH (n:"+label+" {org: '', "+key+": $name}) RETURN n.entity_types, n.edge_types",
+		map[string]any{"name": name})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(records) == 0 {
+		return t, false
+	}
+	list := func(v any) []string {
+		items, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		out := []string{}
+		for _, item := range items {
+			s, _ := item.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	return graph.SpaceTypes{EntityTypes: list(records[0].Values[0]), EdgeTypes: list(records[0].Values[1])}, true
+}
