@@ -16,12 +16,24 @@ import (
 // same on its corpus. The index ranks textCandidates hits, 4 per hit wanted: ranking
 // every match of the benchmark's questions in the one-space shape ("Where does Maria
 // Lopez3 work?" matches most of 100,000 facts) made fact text search 5.8 ms p50
-// instead of 3.3, side by side. Vector search computes exact
-// cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
-// per item, about 20 µs each on the benchmark machine, so a thousand cost about what
-// one query of the vector index does there (BENCHMARKS.md); above that it asks the
-// index for candidates (its score is the exact cosine: the index is not quantized, see
-// 003_vector) and keeps the visible ones.
+// instead of 3.3, side by side.
+//
+// Vector search computes exact cosine over the visible items of a kind (facts, or
+// entities) when there are at most exactVectorMax of them, counted in the query from
+// the group_id index; above that it asks the vector index for candidates (its score is
+// the exact cosine: the index is not quantized, see 003_vector) and keeps the visible
+// ones. The crossover is measured, not guessed: BenchmarkVectorPlans times both plans
+// forced, side by side, for requesters seeing 100 to 25,000 of 50,000 generated facts
+// (BENCHMARKS.md, "Where the vector index becomes cheaper"). Exact cosine costs about
+// 20 µs per item there (Neo4j reads a 256-float embedding each); the index plan costs
+// 65-160 ms whatever the set, since a set of a few percent of the graph makes it widen
+// to thousands of candidates. First run (45a5ad3, load 8-16 on 2 cores), p50 exact /
+// index, facts: 2,500 visible 47.8 / 77.5 ms, 5,000 visible 192.7 / 140.6 ms;
+// entities: 1,239 visible 22.8 / 74.4 ms, 2,376 visible 84.8 / 158.0 ms, 4,644 visible
+// 86.4 / 71.3 ms. Both kinds cross between 2,500 and 5,000 items; the second run, with a
+// requester seeing 4,000 facts, is in BENCHMARKS.md. Below the crossover exact cosine
+// also has the better recall: the index plan of entities (asked once, below) found
+// 0.18-0.82 of the exact top ten for sets up to 2,376 entities.
 //
 // Facts: the index's search is approximate, and among thousands of near-equal facts
 // ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
@@ -41,7 +53,7 @@ import (
 // 92 ms instead of 24.
 const (
 	exactSearchMax = 300
-	exactVectorMax = 1000
+	exactVectorMax = 4000
 	maxCandidates  = 4096
 )
 
