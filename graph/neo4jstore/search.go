@@ -24,16 +24,17 @@ import (
 // the exact cosine: the index is not quantized, see 003_vector) and keeps the visible
 // ones. The crossover is measured, not guessed: BenchmarkVectorPlans times both plans
 // forced, side by side, for requesters seeing 100 to 25,000 of 50,000 generated facts
-// (BENCHMARKS.md, "Where the vector index becomes cheaper"). Exact cosine costs about
-// 20 µs per item there (Neo4j reads a 256-float embedding each); the index plan costs
-// 65-160 ms whatever the set, since a set of a few percent of the graph makes it widen
-// to thousands of candidates. First run (45a5ad3, load 8-16 on 2 cores), p50 exact /
-// index, facts: 2,500 visible 47.8 / 77.5 ms, 5,000 visible 192.7 / 140.6 ms;
-// entities: 1,239 visible 22.8 / 74.4 ms, 2,376 visible 84.8 / 158.0 ms, 4,644 visible
-// 86.4 / 71.3 ms. Both kinds cross between 2,500 and 5,000 items; the second run, with a
-// requester seeing 4,000 facts, is in BENCHMARKS.md. Below the crossover exact cosine
-// also has the better recall: the index plan of entities (asked once, below) found
-// 0.18-0.82 of the exact top ten for sets up to 2,376 entities.
+// (BENCHMARKS.md, "Where the vector index becomes cheaper"). Exact cosine costs in
+// proportion to the set (Neo4j reads a 256-float embedding per item); the index plan
+// costs about the same whatever the set, since a set of a few percent of the graph
+// makes it widen to thousands of candidates. p50 exact / index, two runs on 2 shared
+// cores (load 8-16, then 27-34): facts, 2,500 visible 47.8 / 77.5 and 152.0 / 155.3 ms,
+// 4,000 visible 305.7 / 205.5 ms, 5,000 visible 192.7 / 140.6 ms (first run);
+// entities, 1,239 visible 22.8 / 74.4 and 46.9 / 91.8 ms, 1,903 visible 145.0 / 130.1
+// ms, 2,376 visible 84.8 / 158.0 ms. The index plan became cheaper between 2,500 and
+// 4,000 facts, and near 2,000-2,400 entities, where exact cosine still has the better
+// recall (the entity index, asked once below, found 0.84 of the exact top ten at 1,903
+// and 2,376 entities, 0.19-0.69 for smaller sets): one limit of 2,500 for both kinds.
 //
 // Facts: the index's search is approximate, and among thousands of near-equal facts
 // ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
@@ -53,7 +54,7 @@ import (
 // 92 ms instead of 24.
 const (
 	exactSearchMax = 300
-	exactVectorMax = 4000
+	exactVectorMax = 2500
 	maxCandidates  = 4096
 )
 
