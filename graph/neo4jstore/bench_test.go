@@ -101,10 +101,10 @@ type variant struct {
 
 // sideBySide measures the variants in turn, one call of each per iteration (the order
 // rotating), so that they meet the same database, caches and background work; it
-// reports each variant's p50 and p99 in microseconds as <name>-p50-µs and <name>-p99-µs.
-// Ten seconds of warm-up first let the database's JIT and caches settle (a fresh JVM
+// reports each variant's p50 and p99 in microseconds as <name>-p50-µs and <name>-p99-µs,
+// and returns the p50s by name. Ten seconds of warm-up first let the database's JIT and caches settle (a fresh JVM
 // answers several times slower than a warm one).
-func sideBySide(b *testing.B, variants ...variant) {
+func sideBySide(b *testing.B, variants ...variant) map[string]time.Duration {
 	b.Helper()
 	for warm := time.Now(); time.Since(warm) < 10*time.Second; {
 		for _, v := range variants {
@@ -126,11 +126,14 @@ func sideBySide(b *testing.B, variants ...variant) {
 		}
 	}
 	b.StopTimer()
+	p50 := map[string]time.Duration{}
 	for v, ds := range d {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		p50[variants[v].name] = ds[len(ds)/2]
 		b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), variants[v].name+"-p50-µs")
 		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), variants[v].name+"-p99-µs")
 	}
+	return p50
 }
 
 // BenchmarkEpisodeSearch compares, on the same corpus and side by side, the search an

@@ -183,3 +183,14 @@ func TokenBookmarks(token string) ([]string, error) {
 	var marks []string
 	return marks, json.Unmarshal(raw[sha256.Size:], &marks)
 }
+
+// EntitiesByVectorPlan is EntitiesByVector with the plan's size limit given: exactMax
+// 0 always asks the index.
+func (db *DB) EntitiesByVectorPlan(ctx context.Context, v []float32, vis graph.Visible, limit, exactMax int) ([]graph.EntityHit, error) {
+	k := entityCandidates(limit)
+	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k, k)
+	return entityHits(records), err
+}
+
+// ExactVectorMax is the size limit of the exact vector plan memgate uses.
+const ExactVectorMax = exactVectorMax

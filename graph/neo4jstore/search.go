@@ -16,12 +16,25 @@ import (
 // same on its corpus. The index ranks textCandidates hits, 4 per hit wanted: ranking
 // every match of the benchmark's questions in the one-space shape ("Where does Maria
 // Lopez3 work?" matches most of 100,000 facts) made fact text search 5.8 ms p50
-// instead of 3.3, side by side. Vector search computes exact
-// cosine over up to exactVectorMax visible items: Neo4j reads a 256-float embedding
-// per item, about 20 µs each on the benchmark machine, so a thousand cost about what
-// one query of the vector index does there (BENCHMARKS.md); above that it asks the
-// index for candidates (its score is the exact cosine: the index is not quantized, see
-// 003_vector) and keeps the visible ones.
+// instead of 3.3, side by side.
+//
+// Vector search computes exact cosine over the visible items of a kind (facts, or
+// entities) when there are at most exactVectorMax of them, counted in the query from
+// the group_id index; above that it asks the vector index for candidates (its score is
+// the exact cosine: the index is not quantized, see 003_vector) and keeps the visible
+// ones. The crossover is measured, not guessed: BenchmarkVectorPlans times both plans
+// forced, side by side, for requesters seeing 100 to 25,000 of 50,000 generated facts
+// (BENCHMARKS.md, "Where the vector index becomes cheaper"). Exact cosine costs in
+// proportion to the set (Neo4j reads a 256-float embedding per item); the index plan
+// costs about the same whatever the set, since a set of a few percent of the graph
+// makes it widen to thousands of candidates. p50 exact / index, two runs on 2 shared
+// cores (load 8-16, then 27-34): facts, 2,500 visible 47.8 / 77.5 and 152.0 / 155.3 ms,
+// 4,000 visible 305.7 / 205.5 ms, 5,000 visible 192.7 / 140.6 ms (first run);
+// entities, 1,239 visible 22.8 / 74.4 and 46.9 / 91.8 ms, 1,903 visible 145.0 / 130.1
+// ms, 2,376 visible 84.8 / 158.0 ms. The index plan became cheaper between 2,500 and
+// 4,000 facts, and near 2,000-2,400 entities, where exact cosine still has the better
+// recall (the entity index, asked once below, found 0.84 of the exact top ten at 1,903
+// and 2,376 entities, 0.19-0.69 for smaller sets): one limit of 2,500 for both kinds.
 //
 // Facts: the index's search is approximate, and among thousands of near-equal facts
 // ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
@@ -41,7 +54,7 @@ import (
 // 92 ms instead of 24.
 const (
 	exactSearchMax = 300
-	exactVectorMax = 1000
+	exactVectorMax = 2500
 	maxCandidates  = 4096
 )
 

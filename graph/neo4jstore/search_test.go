@@ -12,6 +12,7 @@ import (
 
 	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
@@ -294,5 +295,120 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 	// 301 facts are more than it scores exactly: nil, and the methods' own queries answer.
 	if got, err := db.SearchSmall(ctx, all, graph.Visible{GroupIDs: []string{mine.GroupID(), big.GroupID()}}, graph.SearchFilter{}, 4); err != nil || got != nil {
 		t.Errorf("307 visible facts: %+v, %v; want nil", got, err)
+	}
+}
+
+// The vector plan memgate chooses by the size of the visible set gives what exact
+// cosine over the visible set gives (the same hits in the same order, the same
+// scores), for facts and entities, on a small set (the one-query size) and a middle
+// one (above search_small's 300, below the crossover to the index); and neither plan,
+// chosen or forced, returns anything of a decoy space that holds a copy of every
+// visible fact and entity, with the same text and so the same vector.
+func TestVectorPlan_SameAsExact(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
+	now := time.Now().UTC()
+	alice, acme := "Alice"+run, "Acme"+run
+	roles := []string{"an engineer", "a nurse", "a designer", "a teacher", "a lawyer"}
+	// write puts n facts "Alice<run>-i works at Acme<run> as ...", each from a person
+	// entity of its own, into space.
+	write := func(space graph.Space, n int) {
+		names, texts := []string{acme}, []string{}
+		for i := range n {
+			names = append(names, fmt.Sprintf("%s-%d", alice, i))
+			texts = append(texts, fmt.Sprintf("%s-%d works at %s as %s.", alice, i, acme, roles[i%len(roles)]))
+		}
+		vectors, _ := emb.Embed(ctx, append(names, texts...))
+		var entities []*graph.EntityNode
+		for i, name := range names {
+			entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
+				CreatedAt: now, NameEmbedding: vectors[i]})
+		}
+		var facts []*graph.Fact
+		for i, text := range texts {
+			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "WORKS_AT", Fact: text, SourceUUID: entities[1+i].UUID,
+				TargetUUID: entities[0].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
+				FactEmbedding: vectors[len(names)+i]})
+		}
+		if err := db.SaveGraph(ctx, entities, facts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	small, middle := graph.DefaultOrg.Private("vplan-s-"+run), graph.DefaultOrg.Private("vplan-m-"+run)
+	decoy := graph.DefaultOrg.Private("vplan-d-" + run)
+	const middleSize = 400
+	if middleSize <= neo4jstore.ExactSearchMax || middleSize >= neo4jstore.ExactVectorMax {
+		t.Fatalf("the middle set (%d facts) must lie between search_small's %d and the crossover %d",
+			middleSize, neo4jstore.ExactSearchMax, neo4jstore.ExactVectorMax)
+	}
+	write(small, 30)
+	write(middle, middleSize)
+	write(decoy, middleSize)
+	q, _ := emb.Embed(ctx, []string{"Where does " + alice + "-17 work? As a nurse at " + acme + "?"})
+
+	for _, set := range []struct {
+		name  string
+		space graph.Space
+	}{{"small", small}, {"middle", middle}} {
+		t.Run(set.name, func(t *testing.T) {
+			vis := graph.Visible{GroupIDs: []string{set.space.GroupID()}}
+			const exact, index = 1 << 30, 0
+			type hit struct {
+				id, group string
+				score     float64
+			}
+			check := func(what string, got, want []hit, sameOrder bool) {
+				t.Helper()
+				if len(want) != 10 || len(got) != len(want) {
+					t.Fatalf("%s: %d hits, exact cosine %d; want 10 each", what, len(got), len(want))
+				}
+				for i := range got {
+					if got[i].group != set.space.GroupID() {
+						t.Errorf("%s: hit %d (%s) from %s, outside the visible set", what, i, got[i].id, got[i].group)
+					}
+					if math.Abs(got[i].score-want[i].score) > 1e-9 || sameOrder && got[i].id != want[i].id {
+						t.Errorf("%s: hit %d is %s (%.6f), exact cosine's %s (%.6f)", what, i, got[i].id, got[i].score, want[i].id, want[i].score)
+					}
+				}
+			}
+			facts := func(hs []graph.FactHit, err error) (out []hit) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range hs {
+					out = append(out, hit{h.Fact.UUID, h.Fact.GroupID, h.Score})
+				}
+				return out
+			}
+			entities := func(hs []graph.EntityHit, err error) (out []hit) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range hs {
+					out = append(out, hit{h.Entity.UUID, h.Entity.GroupID, h.Score})
+				}
+				return out
+			}
+			exactFacts := facts(db.FactsByVectorPlan(ctx, q[0], vis, 10, exact, 400))
+			check("facts, memgate's plan", facts(db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), exactFacts, true)
+			// The index plan widens past the decoy's copies to the same scores (ties
+			// may come in another order).
+			check("facts, index plan", facts(db.FactsByVectorPlan(ctx, q[0], vis, 10, index, 400)), exactFacts, false)
+
+			exactEntities := entities(db.EntitiesByVectorPlan(ctx, q[0], vis, 10, exact))
+			check("entities, memgate's plan", entities(db.EntitiesByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), exactEntities, true)
+			// The entity index is asked once (entityCandidates): the decoy's copies
+			// may crowd visible entities out, but none of them may come back.
+			for i, h := range entities(db.EntitiesByVectorPlan(ctx, q[0], vis, 10, index)) {
+				if h.group != set.space.GroupID() {
+					t.Errorf("entities, index plan: hit %d (%s) from %s, outside the visible set", i, h.id, h.group)
+				}
+			}
+		})
 	}
 }
