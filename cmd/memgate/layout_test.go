@@ -23,7 +23,7 @@ var allowedImports = map[string][]string{
 	"graph/neo4jstore":                  {"graph", "graph/batch", "access", "cypher"},
 	"graph/neo4jstore/neo4jtest":        {"graph", "graph/neo4jstore"},
 	"graph/neo4jstore/neo4jtest/testdb": {"graph/neo4jstore/neo4jtest"},
-	"access/accesstest":                 {},
+	"access/accesstest":                 {"graph"},
 	"service":                           {"graph", "access"},
 	"handlers":                          {"graph", "access", "extract", "service"},
 	"webhook":                           {"graph", "service"},
