@@ -71,7 +71,7 @@ func BenchmarkVectorPlans(b *testing.B) {
 	b.Logf("%d facts written in %v", w.total, time.Since(start).Round(time.Second))
 	settled(b)
 
-	type row struct{ facts, entities, factExact, factIndex, entityExact, entityIndex time.Duration }
+	type row struct{ factExact, factIndex, entityExact, entityIndex time.Duration }
 	rows := map[int]*row{}
 	visibleEntities := map[int]int{}
 	for _, n := range sizes {
