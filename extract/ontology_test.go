@@ -215,7 +215,7 @@ func TestOntology_SpaceTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := p.db.SetSpaceTypes(context.Background(), space, graph.TypesGuard{CreatedAt: owner.CreatedAt, Owner: owner.OwnerID}, graph.SpaceTypes{EntityTypes: []string{"Product", "Supplier"},
-		EdgeTypes: []string{}}); err != nil {
+		EdgeTypes: []string{}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := p.add(full, "Full: Dana Reyes bought an X200, she is a gold customer.")

@@ -28,6 +28,7 @@ const (
 	AuditTeamDissolved     = "team_dissolved"     // a team deleted, its memories back in their creators' private spaces
 	AuditConflictResolved  = "conflict_resolved"  // a conflict held for review resolved: keep old, new or both
 	AuditRequesterErased   = "requester_erased"   // a requester erased, its id replaced by a pseudonym (the subject)
+	AuditTypesChanged      = "types_changed"      // an agent's or a team's entity and edge types set (the reason lists them)
 )
 
 // AuditEvent is an :AuditEvent node in its organization's system space. It never holds memory

@@ -22,6 +22,7 @@ type Agent struct {
 	// Delegates are the owner's grants of the right to write the agent's memories,
 	// lapsed ones too.
 	Delegates []Delegation
+	Types     *SpaceTypes // the types its owner chose for its spaces; nil: the deployment's
 }
 
 // Share is one grant of read access to an agent's private space.
@@ -60,6 +61,7 @@ type Team struct {
 	CreatedAt time.Time
 	OwnerID   string // the requester who created it; may dissolve it
 	Members   map[string]Role
+	Types     *SpaceTypes // the types a writer chose for its space; nil: the deployment's
 }
 
 // A requester's relation to an agent, as a list of agents shows it.
@@ -187,8 +189,9 @@ type Directory interface {
 	// either of them) or of a team's space (SpaceTypes), on the agent or team guard
 	// names; ENOTFOUND if the agent or team does not exist, ECONFLICT if it is not
 	// the one guard names any more (erased or dissolved and made again, or an agent
-	// given to another owner, since the decision read it).
-	SetSpaceTypes(ctx context.Context, space Space, guard TypesGuard, t SpaceTypes) error
+	// given to another owner, since the decision read it). ev is recorded in the same
+	// transaction when the types are set.
+	SetSpaceTypes(ctx context.Context, space Space, guard TypesGuard, t SpaceTypes, ev *AuditEvent) error
 
 	// CreateAgent returns ECONFLICT if the id exists.
 	CreateAgent(ctx context.Context, org Org, a *Agent, ev *AuditEvent) error

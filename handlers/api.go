@@ -141,7 +141,10 @@ type agentView struct {
 	// Delegates lists every delegation, lapsed ones marked; only for the owner and
 	// admin hosts.
 	Delegates []delegateView `json:"delegates,omitempty"`
-	Spaces    []string       `json:"spaces"`
+	// Types are the types its owner chose for its spaces (PUT .../types); only for
+	// the owner and admin hosts, absent when none were chosen.
+	Types  *spaceTypes `json:"types,omitempty"`
+	Spaces []string    `json:"spaces"`
 }
 
 type delegateView struct {
@@ -169,6 +172,7 @@ func agentViewOf(org graph.Org, v service.AgentView) agentView {
 	for _, s := range v.Shares {
 		out.Shares = append(out.Shares, shareView{Principal: s.Principal, GrantedAt: s.GrantedAt, ExpiresAt: s.ExpiresAt, Expired: s.Expired})
 	}
+	out.Types = spaceTypesOf(v.Types)
 	for _, d := range v.Delegates {
 		out.Delegates = append(out.Delegates, delegateView{Principal: d.Principal, Role: d.Role, GrantedAt: d.GrantedAt,
 			ExpiresAt: d.ExpiresAt, Expired: d.Expired})
@@ -219,16 +223,24 @@ func (a *api) transferOwner(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// typesRequest is the body of PUT /v1/agents/{id}/types and /v1/teams/{team}/types:
-// the deployment's entity and edge types that apply to the space, by name; null or
-// absent: all of them.
-type typesRequest struct {
+// spaceTypes is the body of PUT /v1/agents/{id}/types and /v1/teams/{team}/types,
+// and the types an agent or a team shows: the deployment's entity and edge types
+// that apply to the space, by name; null or absent: all of them.
+type spaceTypes struct {
 	EntityTypes []string `json:"entity_types"`
 	EdgeTypes   []string `json:"edge_types"`
 }
 
+// spaceTypesOf is t as an agent or a team shows it; nil when none were chosen.
+func spaceTypesOf(t *graph.SpaceTypes) *spaceTypes {
+	if t == nil {
+		return nil
+	}
+	return &spaceTypes{EntityTypes: t.EntityTypes, EdgeTypes: t.EdgeTypes}
+}
+
 func (a *api) setAgentTypes(c echo.Context) error {
-	var req typesRequest
+	var req spaceTypes
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -240,7 +252,7 @@ func (a *api) setAgentTypes(c echo.Context) error {
 }
 
 func (a *api) setTeamTypes(c echo.Context) error {
-	var req typesRequest
+	var req spaceTypes
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -334,8 +346,12 @@ func (a *api) getTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"name": t.Name, "group_id": callOf(c).P.Org.Team(t.Name).GroupID(),
-		"created_at": t.CreatedAt, "owner_id": t.OwnerID, "members": t.Members})
+	out := map[string]any{"name": t.Name, "group_id": callOf(c).P.Org.Team(t.Name).GroupID(),
+		"created_at": t.CreatedAt, "owner_id": t.OwnerID, "members": t.Members}
+	if t.Types != nil {
+		out["types"] = spaceTypesOf(t.Types)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // dissolveTeam deletes a team, or with ?dry_run=true says what that would move.

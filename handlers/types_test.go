@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,6 +45,37 @@ func TestSpaceTypes(t *testing.T) {
 		WHERE a.entity_types = ['Customer', 'Product'] AND a.edge_types = ['PURCHASED']
 		  AND t.entity_types = ['Supplier'] AND t.edge_types = [] RETURN count(*)`, g); n != 1 {
 		t.Errorf("the agent's and team's types are not stored as set")
+	}
+	// The owner reads them back on the agent, a reader of the team on the team; the
+	// agent shows another requester no types (nor its shares); each change is audited.
+	shown := func(as client, path string) string {
+		var v struct{ Types *spaceTypesJSON }
+		as.must(http.StatusOK, "GET", path, nil, &v)
+		if v.Types == nil {
+			return "none"
+		}
+		return fmt.Sprint(v.Types.EntityTypes, v.Types.EdgeTypes)
+	}
+	for _, c := range []struct {
+		name string
+		as   client
+		path string
+		want string
+	}{
+		{"OwnerReadsAgent", w.owner, "/v1/agents/" + w.agent, "[Customer Product] [PURCHASED]"},
+		{"AdminReadsAgent", w.admin, "/v1/agents/" + w.agent, "[Customer Product] [PURCHASED]"},
+		{"OtherReadsAgent", w.other, "/v1/agents/" + w.agent, "none"},
+		{"ReaderReadsTeam", w.other, "/v1/teams/" + w.team, "[Supplier] []"},
+	} {
+		if got := shown(c.as, c.path); got != c.want {
+			t.Errorf("%s: types %s, want %s", c.name, got, c.want)
+		}
+	}
+	for subject, want := range map[string]string{w.agent: "entity_types [Customer, Product]; edge_types [PURCHASED]",
+		w.team: "entity_types [Supplier]; edge_types []"} {
+		if ev := audited(w.owner, "types_changed", subject); len(ev) != 1 || ev[0].Actor != w.owner.requester || ev[0].Reason != want {
+			t.Errorf("types_changed events about %s: %+v, want one by %s: %s", subject, ev, w.owner.requester, want)
+		}
 	}
 
 	for _, c := range []struct {
@@ -114,4 +146,16 @@ func TestSpaceTypes(t *testing.T) {
 	if n := neo4jtest.Count(t, `MATCH (a:Agent {id: $agent}) WHERE a.entity_types IS NULL AND a.edge_types IS NULL RETURN count(a)`, g); n != 1 {
 		t.Errorf("null left types on the agent")
 	}
+	if got := shown(w.owner, "/v1/agents/"+w.agent); got != "none" {
+		t.Errorf("after null the agent shows types %s", got)
+	}
+	if ev := audited(w.owner, "types_changed", w.agent); len(ev) != 2 || ev[0].Reason != "entity_types the deployment's; edge_types the deployment's" {
+		t.Errorf("types_changed events about %s after null: %+v, want two, the newest for all of the deployment's", w.agent, ev)
+	}
+}
+
+// spaceTypesJSON is the types an agent or a team shows.
+type spaceTypesJSON struct {
+	EntityTypes []string `json:"entity_types"`
+	EdgeTypes   []string `json:"edge_types"`
 }

@@ -42,6 +42,7 @@ type AgentView struct {
 	OwnerID   string
 	Shares    []graph.Share      // nil unless the caller may manage the agent
 	Delegates []graph.Delegation // nil unless the caller may manage the agent
+	Types     *graph.SpaceTypes  // nil unless the caller may manage the agent and its owner chose types
 }
 
 // GetAgent returns the agent; every authenticated requester may know an agent exists
@@ -60,11 +61,12 @@ func (s *Service) GetAgent(ctx context.Context, c Call, id string) (_ AgentView,
 }
 
 // shownAgent is a as c may see it, by id or in a list: the owner, the shares and the
-// delegations only when c may manage it (a delegate is not shown them).
+// delegations and the types chosen for its spaces only when c may manage it (a
+// delegate is not shown them).
 func (s *Service) shownAgent(c Call, a *graph.Agent) AgentView {
 	v := AgentView{ID: a.ID, CreatedAt: a.CreatedAt}
 	if s.Auth.ManageAgent(c.P, a).Effect == access.Allow {
-		v.OwnerID, v.Shares, v.Delegates = a.OwnerID, a.Shares, a.Delegates
+		v.OwnerID, v.Shares, v.Delegates, v.Types = a.OwnerID, a.Shares, a.Delegates, a.Types
 	}
 	return v
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
@@ -9,7 +10,8 @@ import (
 
 // SetAgentTypes narrows the entity and edge types extraction uses in the agent's
 // private and public spaces to those named (of the deployment's: Ontology; nil: all
-// of them, again), for the memories extracted from then on. Only the agent's owner
+// of them, again), for the memories extracted from then on, and audits it
+// (types_changed). Only the agent's owner
 // may (ManageAgent). EINVALID for a name the deployment does not declare; ECONFLICT
 // when the agent was erased and made again, or given to another owner, while the
 // request ran (the types are never set on an agent the decision did not read).
@@ -23,7 +25,9 @@ func (s *Service) SetAgentTypes(ctx context.Context, c Call, agent string, t gra
 	if err != nil {
 		return err
 	}
-	return s.Dir.SetSpaceTypes(ctx, c.P.Org.Private(agent), graph.TypesGuard{CreatedAt: a.CreatedAt, Owner: a.OwnerID}, t)
+	space := c.P.Org.Private(agent)
+	return s.Dir.SetSpaceTypes(ctx, space, graph.TypesGuard{CreatedAt: a.CreatedAt, Owner: a.OwnerID}, t,
+		s.event(c, graph.AuditTypesChanged, agent, space.GroupID(), typesReason(t)))
 }
 
 // SetTeamTypes is SetAgentTypes for a team's space: a writer of the team may.
@@ -44,7 +48,19 @@ func (s *Service) SetTeamTypes(ctx context.Context, c Call, team string, t graph
 	if d := s.Auth.Modify(c.P, space); d.Effect != access.Allow {
 		return s.deny(ctx, c, team, space.GroupID(), d.Reason)
 	}
-	return s.Dir.SetSpaceTypes(ctx, space, graph.TypesGuard{CreatedAt: got.CreatedAt}, t)
+	return s.Dir.SetSpaceTypes(ctx, space, graph.TypesGuard{CreatedAt: got.CreatedAt}, t,
+		s.event(c, graph.AuditTypesChanged, team, space.GroupID(), typesReason(t)))
+}
+
+// typesReason is what a types_changed event says was set.
+func typesReason(t graph.SpaceTypes) string {
+	names := func(l []string) string {
+		if l == nil {
+			return "the deployment's"
+		}
+		return "[" + strings.Join(l, ", ") + "]"
+	}
+	return "entity_types " + names(t.EntityTypes) + "; edge_types " + names(t.EdgeTypes)
 }
 
 // checkTypes refuses a space's types that are not the deployment's, or too many.

@@ -97,7 +97,7 @@ func (db *DB) GetAgent(ctx context.Context, org graph.Org, id string) (*graph.Ag
 func agentOf(node, shares, delegates any) *graph.Agent {
 	p := node.(neo4j.Node).Props
 	a := &graph.Agent{ID: str(p["id"]), OwnerID: str(p["owner_id"]), CreatedAt: tm(p["created_at"]),
-		Shares: []graph.Share{}, Delegates: []graph.Delegation{}}
+		Shares: []graph.Share{}, Delegates: []graph.Delegation{}, Types: typesOf(p)}
 	for _, v := range anyList(shares) {
 		m, _ := v.(map[string]any)
 		expired, _ := m["expired"].(bool)
@@ -274,7 +274,8 @@ func (db *DB) GetTeam(ctx context.Context, org graph.Org, name string) (*graph.T
 		return nil, graph.Errorf(graph.ENOTFOUND, "team not found")
 	}
 	p := records[0].Values[0].(neo4j.Node).Props
-	t := &graph.Team{Name: str(p["name"]), CreatedAt: tm(p["created_at"]), OwnerID: str(p["owner_id"]), Members: map[string]graph.Role{}}
+	t := &graph.Team{Name: str(p["name"]), CreatedAt: tm(p["created_at"]), OwnerID: str(p["owner_id"]), Members: map[string]graph.Role{},
+		Types: typesOf(p)}
 	for _, pair := range anyList(records[0].Values[1]) {
 		if kv := anyList(pair); len(kv) == 2 {
 			t.Members[str(kv[0])] = graph.Role(str(kv[1]))

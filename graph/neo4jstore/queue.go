@@ -100,7 +100,7 @@ func (db *DB) spaceTypes(ctx context.Context, groups map[string]bool) (map[strin
 // SetSpaceTypes sets the types of space, an agent's (private or public: both of the
 // agent's) or a team's, on the agent or team the decision read (graph.TypesGuard);
 // ENOTFOUND when it does not exist, ECONFLICT when it is not that one any more.
-func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, guard graph.TypesGuard, t graph.SpaceTypes) error {
+func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, guard graph.TypesGuard, t graph.SpaceTypes, ev *graph.AuditEvent) error {
 	if space.Agent == "" && space.Team == "" {
 		return graph.Errorf(graph.EINVALID, "only an agent's or a team's spaces have types of their own")
 	}
@@ -116,22 +116,45 @@ func (db *DB) SetSpaceTypes(ctx context.Context, space graph.Space, guard graph.
 	} else {
 		team = nil
 	}
-	records, err := db.run(ctx, neo4j.AccessModeWrite, "space_types_set", map[string]any{"org": string(space.Org),
-		"agent": agent, "team": team, "created_at": guard.CreatedAt, "expected_owner": nullable(guard.Owner),
-		"entity_types": list(t.EntityTypes), "edge_types": list(t.EdgeTypes)})
-	if err != nil {
-		return err
-	}
-	if len(records) == 0 {
-		return graph.Errorf(graph.ENOTFOUND, "not found")
-	}
-	if same, _ := records[0].Values[0].(bool); !same {
-		if space.Kind == graph.SpaceTeam {
-			return graph.Errorf(graph.ECONFLICT, "the team changed while this request ran; retry")
+	params := map[string]any{"org": string(space.Org), "agent": agent, "team": team, "created_at": guard.CreatedAt,
+		"expected_owner": nullable(guard.Owner), "entity_types": list(t.EntityTypes), "edge_types": list(t.EdgeTypes)}
+	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		records, err := db.txRun(ctx, tx, "space_types_set", params)
+		if err != nil {
+			return nil, err
 		}
-		return graph.Errorf(graph.ECONFLICT, agentChanged)
+		if len(records) == 0 {
+			return nil, graph.Errorf(graph.ENOTFOUND, "not found")
+		}
+		if same, _ := records[0].Values[0].(bool); !same {
+			if space.Kind == graph.SpaceTeam {
+				return nil, graph.Errorf(graph.ECONFLICT, "the team changed while this request ran; retry")
+			}
+			return nil, graph.Errorf(graph.ECONFLICT, agentChanged)
+		}
+		return nil, db.txAudit(ctx, tx, ev)
+	})
+	return err
+}
+
+// typesOf reads the types an agent or team node holds (space_types_set); nil when
+// none were chosen.
+func typesOf(props map[string]any) *graph.SpaceTypes {
+	entity, edge := props["entity_types"], props["edge_types"]
+	if entity == nil && edge == nil {
+		return nil
 	}
-	return nil
+	names := func(v any) []string {
+		if v == nil {
+			return nil
+		}
+		out := []string{}
+		for _, n := range anyList(v) {
+			out = append(out, str(n))
+		}
+		return out
+	}
+	return &graph.SpaceTypes{EntityTypes: names(entity), EdgeTypes: names(edge)}
 }
 
 func (db *DB) Renew(ctx context.Context, id, worker string, lease time.Duration) error {
