@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -30,8 +31,10 @@ import (
 // claims, checks (the subscriber's principal resolved, the Authorizer asked) and posts of
 // the deliveries, all share Neo4j and the CPU with ingestion. A warm-up corpus first (the
 // JVM's JIT, see BenchmarkPipeline). MG_BENCH_WEBHOOK_EPISODES (default 1000) and
-// MG_BENCH_WEBHOOK_ROUNDS (default 3) size it; no LLM latency, 16 workers;
-// MG_BENCH_WEBHOOK_OUTBOX_ONLY=1 measures the outbox's writes without a deliverer.
+// MG_BENCH_WEBHOOK_ROUNDS (default 3) size it; 16 workers; no LLM latency, the worst
+// case, unless MG_BENCH_WEBHOOK_LATENCY (a duration: 300ms) has the scripted LLM answer
+// after it, as a hosted model would; MG_BENCH_WEBHOOK_OUTBOX_ONLY=1 measures the
+// outbox's writes without a deliverer.
 //
 // Beside the rates it reports the CPU time each corpus took, per episode, from its
 // set-up to its last delivery: this process's (pipeline, deliverer and receiver) and,
@@ -40,6 +43,10 @@ import (
 // less so, and on minus off is what the deliveries cost.
 func BenchmarkWebhookOverhead(b *testing.B) {
 	episodes, rounds := envInt("MG_BENCH_WEBHOOK_EPISODES", 1000), envInt("MG_BENCH_WEBHOOK_ROUNDS", 3)
+	latency, err := time.ParseDuration(cmp.Or(os.Getenv("MG_BENCH_WEBHOOK_LATENCY"), "0s"))
+	if err != nil {
+		b.Fatalf("MG_BENCH_WEBHOOK_LATENCY: %v", err)
+	}
 	for start := time.Now(); time.Since(start) < time.Minute; {
 		b.Logf("warm-up corpus: %.0f episodes/s", 200/benchPipeline(b, 0, 16, 200).Seconds())
 	}
@@ -48,14 +55,14 @@ func BenchmarkWebhookOverhead(b *testing.B) {
 	var offCPU, onCPU, offDB, onDB time.Duration
 	for r := 0; r < rounds; r++ {
 		cpu, db := cpuTimes(b)
-		took := benchPipeline(b, 0, 16, episodes)
+		took := benchPipeline(b, latency, 16, episodes)
 		off += took
 		cpu2, db2 := cpuTimes(b)
 		offCPU, offDB = offCPU+cpu2-cpu, offDB+db2-db
 		cpu, db = cpu2, db2
 		b.Logf("round %d, webhooks off: %.1f episodes/s", r+1, float64(episodes)/took.Seconds())
 		var hooks *hooked
-		took = benchPipelineWith(b, 0, 16, episodes, func(p *pipe) { hooks = subscribeAll(b, p) })
+		took = benchPipelineWith(b, latency, 16, episodes, func(p *pipe) { hooks = subscribeAll(b, p) })
 		on += took
 		// Every delivery of the run arrives: memory.done of each episode, to its agent's
 		// webhook (the deliverer keeps sending after the runner stopped; the wait is

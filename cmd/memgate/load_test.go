@@ -50,8 +50,9 @@ func TestLoad_NothingLost(t *testing.T) {
 	checkAllOnce(t, res, episodes)
 }
 
-// TestLoad_Neo4jRestart stops Neo4j in the middle of a load for 5 s (make reliability:
-// also for 35 s, under a larger load) and starts it again. While it is down memgate
+// TestLoad_Neo4jRestart takes Neo4j away in the middle of a load for 5 s and gives it
+// back: make test cuts the network path to it (neo4jOutage); make reliability stops
+// the Neo4j and starts it again, also for 35 s, under a larger load. While it is down memgate
 // answers 503, never 500, and /readyz answers 503 with the reason; once it is back,
 // /readyz answers 200 without a restart of memgate. The writers send a failed write
 // again with its key, so in the end every write is acknowledged once; nothing
@@ -61,9 +62,11 @@ func TestLoad_Neo4jRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	uri, neo4jLocal := privateNeo4j(t)
+	uri, down, up := neo4jOutage(t)
+	prefix := "restart-" + suffix()
+	neo4jtest.Forget(t, prefix)
 	srv, base := startBinary(t, map[string]string{"MEMGATE_NEO4J_URI": uri, "MEMGATE_INGEST_WORKERS": "0",
-		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_NEO4J_CONNECT_TIMEOUT": "2s"})
+		"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_NEO4J_CONNECT_TIMEOUT": "2s", "MEMGATE_NEO4J_MAX_RETRY_TIME": "1s"})
 	defer srv.stop(t)
 	outages, writers, episodes, rate := []time.Duration{5 * time.Second}, 10, 600, 100.0
 	if reliability {
@@ -72,16 +75,16 @@ func TestLoad_Neo4jRestart(t *testing.T) {
 	for _, outage := range outages {
 		t.Run(fmt.Sprintf("down-%v", outage), func(t *testing.T) {
 			res, recovered := underLoad(t, base, client.LoadOptions{Writers: writers, Episodes: episodes, Rate: rate, ResendEvery: 10,
-				Retry: 2 * time.Minute, Prefix: "restart-" + suffix()},
+				Retry: 2 * time.Minute, Prefix: prefix},
 				func() time.Time {
-					neo4jLocal("stop")
+					down()
 					down := time.Now()
 					body := waitStatus(t, base+"/readyz", http.StatusServiceUnavailable, 30*time.Second)
 					if !strings.Contains(body, `"code":"unavailable"`) || !strings.Contains(body, "neo4j") {
 						t.Errorf("/readyz with Neo4j down: %s, want the reason", body)
 					}
 					time.Sleep(time.Until(down.Add(outage))) // the rest of the outage, not a wait for a state
-					neo4jLocal("start")
+					up()
 					return time.Now()
 				})
 			waitStatus(t, base+"/readyz", http.StatusOK, 60*time.Second) // ready again without a restart
@@ -91,7 +94,7 @@ func TestLoad_Neo4jRestart(t *testing.T) {
 				res.Errors, res.Acknowledged, res.Lost, res.Duplicates, res.Unacknowledged)
 			for cause, n := range res.Errors {
 				if cause != "503" {
-					t.Errorf("%d answers were %s; while Neo4j is down memgate answers 503", n, cause)
+					t.Errorf("%d answers were %s; while Neo4j is down memgate answers 503; its errors:\n%s", n, cause, srv.errorLines())
 				}
 			}
 			if res.Errors["503"] == 0 {

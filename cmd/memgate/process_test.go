@@ -132,6 +132,17 @@ func launch(t testing.TB, env map[string]string, args ...string) *process {
 	return nil
 }
 
+// errorLines are the lines of the process's log at level ERROR so far.
+func (p *process) errorLines() string {
+	var out []string
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // stop sends SIGTERM and waits for the exit, which must be 0.
 func (p *process) stop(t testing.TB) {
 	t.Helper()
