@@ -13,5 +13,6 @@ WHERE ($agent IS NULL OR EXISTS { MATCH (:Agent {org: $org, id: $agent}) })
   AND ($team IS NULL OR EXISTS { MATCH (:Team {org: $org, name: $team}) })
 CREATE (w:Webhook {id: $id, org: $org, url: $url, events: $events, agent: $agent, team: $team, audit: $audit,
                    requester: $requester, host_key: $host_key, content: $content, group_ids: $group_ids,
+                   follow0: $group_ids[0], follow1: $group_ids[1],
                    secret: $secret, status: 'active', created_at: $now})
 RETURN w

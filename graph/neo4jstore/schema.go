@@ -64,7 +64,7 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			}
 		}
 	}
-	for _, backfill := range []string{"authorship_backfill", "org_backfill"} {
+	for _, backfill := range []string{"authorship_backfill", "org_backfill", "webhook_backfill"} {
 		if _, err := db.run(ctx, neo4j.AccessModeWrite, backfill, nil); err != nil {
 			return err
 		}

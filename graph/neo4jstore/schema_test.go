@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore"
@@ -156,5 +158,46 @@ func TestDB_Migrate_Authorship(t *testing.T) {
 		if count("MATCH (:Episodic {uuid: $id})-[:HAS_VERSION]->(v) WHERE v.content_agent = $agent RETURN count(v)", name, agent) != 1 {
 			t.Errorf("the version of %s: content_agent is not %q", name, agent)
 		}
+	}
+}
+
+// TestDB_Migrate_WebhookFollows: a webhook stored before 013_webhook_follows gets the
+// indexed copies of its group_ids at the next start, and the outbox then finds it: a
+// memory stored in its agent's public space without extraction (memory.done at once)
+// has its delivery.
+func TestDB_Migrate_WebhookFollows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx := context.Background()
+	db := neo4jtest.DB(t)
+	run := "follows-" + time.Now().Format("150405.000000")
+	neo4jtest.Forget(t, run)
+	agent := "ag-" + run
+	org := graph.DefaultOrg
+	if err := db.CreateAgent(ctx, org, &graph.Agent{ID: agent, OwnerID: "alice-" + run, CreatedAt: time.Now().UTC()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	private, public := org.Private(agent).GroupID(), org.Public(agent).GroupID()
+	if err := neo4jtest.Run(neo4jtest.URI(t), `CREATE (:Webhook {id: $id, org: '', agent: $agent, requester: $requester,
+		url: 'http://127.0.0.1:1/', events: ['memory.done'], group_ids: [$private, $public], status: 'active'})`,
+		map[string]any{"id": run, "agent": agent, "requester": "alice-" + run, "private": private, "public": public}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	if n := neo4jtest.Count(t, `MATCH (w:Webhook {id: $id}) WHERE w.follow0 = $private AND w.follow1 = $public RETURN count(w)`,
+		map[string]any{"id": run, "private": private, "public": public}); n != 1 {
+		t.Fatal("the webhook stored before 013 did not get follow0 and follow1")
+	}
+	ep := &graph.Episode{UUID: uuid.NewString(), GroupID: public, AgentID: agent, Source: graph.SourceText, Content: "A note.",
+		CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusDone, Unextracted: true, Name: "A note."}
+	if res := db.CreateEpisodes(ctx, []*graph.Episode{ep})[0]; res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if n := neo4jtest.Count(t, `MATCH (d:WebhookDelivery {webhook_id: $id, subject: $memory, kind: 'memory.done'}) RETURN count(d)`,
+		map[string]any{"id": run, "memory": ep.UUID}); n != 1 {
+		t.Errorf("%d deliveries of the memory's memory.done to the webhook, want 1", n)
 	}
 }
