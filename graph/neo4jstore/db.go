@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -267,9 +270,22 @@ func (db *DB) storeError(query string, err error) error {
 	if errors.As(err, &ge) {
 		return err
 	}
-	if neo4j.IsConnectivityError(err) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled) || neo4j.IsTransactionExecutionLimit(err) {
+	if unreachable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return graph.Wrap(graph.EUNAVAILABLE, fmt.Errorf("query %s: %w", query, err), "the database is unavailable; retry later")
 	}
 	return graph.Wrap(graph.EINTERNAL, fmt.Errorf("query %s: %w", query, err), "internal error")
+}
+
+// unreachable reports whether err says Neo4j could not be reached or the connection
+// was lost: the driver's connectivity errors and exhausted retries, and what a socket
+// closed under a query gives, which the driver passes on as it is (an end of file
+// mid-answer, a reset). A write that met one may or may not have committed; the
+// client sends it again with its Idempotency-Key.
+func unreachable(err error) bool {
+	var conn *neo4j.ConnectivityError
+	var limit *neo4j.TransactionExecutionLimit
+	var netErr net.Error
+	return errors.As(err, &conn) || errors.As(err, &limit) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }

@@ -194,3 +194,6 @@ func (db *DB) EntitiesByVectorPlan(ctx context.Context, v []float32, vis graph.V
 
 // ExactVectorMax is the size limit of the exact vector plan memgate uses.
 const ExactVectorMax = exactVectorMax
+
+// StoreError is storeError, for the classification test.
+func StoreError(err error) error { return (&DB{}).storeError("q", err) }
