@@ -175,8 +175,18 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 	return entityHits(records), err
 }
 
+// FactsByVector runs fact_search_vector, or on a server that filters inside the index
+// fact_search_vector_filtered (vplan.go), and fact_search_vector when that fails for
+// any reason but an unavailable database.
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit, exactVectorMax, factCandidates(limit), maxCandidates)
+	if db.FiltersInIndex(ctx) {
+		records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, f, limit, exactVectorMax, filteredCandidates(limit), maxCandidates)
+		if err == nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
+			return factHits(records), err
+		}
+		db.unfiltered(ctx, err)
+	}
+	records, err := db.vectorSearch(ctx, factVectorQuery, v, vis, f, limit, exactVectorMax, factCandidates(limit), maxCandidates)
 	return factHits(records), err
 }
 
