@@ -168,3 +168,7 @@ const ExactVectorMax = exactVectorMax
 
 // FilteredSince is the oldest Neo4j that filters inside a vector index.
 const FilteredSince = filteredSince
+
+// ExactFilteredMax is the exact plan's limit where fact vector search filters inside
+// the index.
+const ExactFilteredMax = exactFilteredMax

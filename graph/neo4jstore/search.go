@@ -180,7 +180,7 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 // any reason but an unavailable database.
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
 	if db.FiltersInIndex(ctx) {
-		records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, f, limit, exactVectorMax, filteredCandidates(limit), maxCandidates)
+		records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, f, limit, exactFilteredMax, filteredCandidates(limit), maxCandidates)
 		if err == nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
 			return factHits(records), err
 		}

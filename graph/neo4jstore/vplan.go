@@ -41,6 +41,11 @@ const (
 	serverVersionQuery = "server_version"
 )
 
+// exactFilteredMax is the exact plan's limit in fact_search_vector_filtered: exact
+// cosine over at most that many visible facts, the in-index plan above. Measured, see
+// the numbers above filteredCandidates.
+const exactFilteredMax = 300
+
 // filteredCandidates is how many candidates the in-index plan asks of each visible
 // space first (widened ×8, up to maxCandidates, as the whole-graph index is, while the
 // other filters leave fewer than limit).

@@ -68,8 +68,8 @@ func TestFiltersInIndex_Neo4j5(t *testing.T) {
 // the in-index plan, forced whatever the set's size, gives what exact cosine over the
 // visible set gives (the same scores; ties may come in another order) on a small set
 // and a middle one, never a hit of a decoy space that holds a copy of every visible
-// fact, with the same text and so the same vector. memgate's choice (exact at these
-// sizes) gives exact cosine's hits in its order.
+// fact, with the same text and so the same vector. memgate's choice is exact cosine on
+// the small set and the in-index plan on the middle one (above exactFilteredMax).
 func TestVectorPlan_InIndexSameAsExact(t *testing.T) {
 	uri := neo4jtest.URI2026(t)
 	db := neo4jtest.DBAt(t, uri)
@@ -115,6 +115,9 @@ func TestVectorPlan_InIndexSameAsExact(t *testing.T) {
 	}
 	small, middle := graph.DefaultOrg.Private("ivplan-s-"+run), graph.DefaultOrg.Private("ivplan-m-"+run)
 	decoy := graph.DefaultOrg.Private("ivplan-d-" + run)
+	if neo4jstore.ExactFilteredMax >= 400 {
+		t.Fatalf("the middle set (400 facts) must lie above the in-index plan's exact limit %d", neo4jstore.ExactFilteredMax)
+	}
 	write(small, 30)
 	write(middle, 400)
 	write(decoy, 400)
@@ -156,7 +159,7 @@ func TestVectorPlan_InIndexSameAsExact(t *testing.T) {
 			// Asked for as few candidates as hits, the in-index plan still finds them:
 			// the filter sits inside the index's search.
 			check("in-index plan, 10 candidates", hits(db.FactsInIndex(ctx, q[0], vis, 10, 10)), false)
-			check("memgate's plan", hits(db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), true)
+			check("memgate's plan", hits(db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), false)
 		})
 	}
 }
