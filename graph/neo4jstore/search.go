@@ -44,6 +44,9 @@ import (
 // sentence model's), so it is asked for 40 per hit wanted, and for eight times
 // as many, up to maxCandidates, while the group filter leaves fewer than the limit.
 //
+// On Neo4j 2026.01 and later fact vector search filters inside a vector index above
+// 300 visible facts instead (vplan.go); the rest stays as here.
+//
 // Entities are asked for 10 per hit wanted, once. The same names recur in many spaces
 // ("Lisbon" in a thousand agents' memories) and one name is one vector, so the
 // nearest entities may all be other spaces' copies of a name the query contains,
