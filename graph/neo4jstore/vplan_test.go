@@ -156,10 +156,23 @@ func TestVectorPlan_InIndexSameAsExact(t *testing.T) {
 				}
 			}
 			check("in-index plan", hits(db.FactsInIndex(ctx, q[0], vis, 10, neo4jstore.FilteredCandidates(10))), false)
-			// Asked for as few candidates as hits, the in-index plan still finds them:
-			// the filter sits inside the index's search.
-			check("in-index plan, 10 candidates", hits(db.FactsInIndex(ctx, q[0], vis, 10, 10)), false)
+			before := ran(db)
 			check("memgate's plan", hits(db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), false)
+			// It ran the filtered query, and never fell back to the 5.26 one.
+			after := ran(db)
+			if after["fact_search_vector_filtered"] == before["fact_search_vector_filtered"] ||
+				after["fact_search_vector"] != before["fact_search_vector"] {
+				t.Errorf("memgate's plan ran fact_search_vector_filtered %d times and fact_search_vector %d; want only the first",
+					after["fact_search_vector_filtered"]-before["fact_search_vector_filtered"],
+					after["fact_search_vector"]-before["fact_search_vector"])
+			}
 		})
 	}
+}
+
+// ran counts the runs of each query of db so far.
+func ran(db *neo4jstore.DB) map[string]int64 {
+	out := map[string]int64{}
+	db.QueryStats(func(name string, s *neo4jstore.QueryStat) { out[name] = s.Count.Load() })
+	return out
 }
