@@ -81,11 +81,22 @@ func (q Queries) Get(name string) string {
 
 // Migration is one numbered schema file, schema/NNN_name.cypher: statements separated
 // by ";" at the end of a line, each idempotent (IF NOT EXISTS).
+//
+// A file whose statements only some Neo4j versions accept starts with the line
+// "// requires: Neo4j VERSION" (e.g. 2026.01): Neo4j is then that version, and
+// Migrate skips the statements on an older server. The version number is recorded
+// either way, so the numbering stays contiguous and every server's schema reaches the
+// same version; a later start on a newer server runs the statements (every start
+// applies every migration).
 type Migration struct {
 	Version    int
 	Name       string
 	Statements []string
+	Neo4j      string // the oldest Neo4j version the statements run on; "" for any
 }
+
+// requiresPrefix starts the line that names a migration's oldest Neo4j version.
+const requiresPrefix = "// requires: Neo4j "
 
 // Migrations returns the schema migrations in version order.
 func Migrations() ([]Migration, error) {
@@ -106,6 +117,12 @@ func Migrations() ([]Migration, error) {
 			return nil, err
 		}
 		m := Migration{Version: version, Name: rest}
+		if first, _, _ := strings.Cut(string(b), "\n"); strings.HasPrefix(first, requiresPrefix) {
+			m.Neo4j = strings.TrimSpace(strings.TrimPrefix(first, requiresPrefix))
+			if _, ok := ParseVersion(m.Neo4j); !ok {
+				return nil, fmt.Errorf("cypher: schema file %s requires Neo4j %q, which is not a version", e.Name(), m.Neo4j)
+			}
+		}
 		for _, stmt := range strings.Split(stripComments(string(b)), ";\n") {
 			if stmt = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(stmt), ";")); stmt != "" {
 				m.Statements = append(m.Statements, stmt)
@@ -129,6 +146,41 @@ func SchemaVersion() int {
 		return 0
 	}
 	return m[len(m)-1].Version
+}
+
+// ParseVersion reads a Neo4j version, "5.26.30" or "2026.01.4" (a suffix such as
+// "-aura" is ignored), as its numbers; ok is false when it does not start with one.
+func ParseVersion(v string) (numbers []int, ok bool) {
+	v, _, _ = strings.Cut(v, "-")
+	for _, part := range strings.Split(v, ".") {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 {
+			break
+		}
+		numbers = append(numbers, n)
+	}
+	return numbers, len(numbers) > 0
+}
+
+// AtLeast reports whether the Neo4j version v is min or later, comparing number by
+// number (5.26.30 is before 2026.01, which is before 2026.01.4); an unreadable v is
+// not.
+func AtLeast(v, min string) bool {
+	have, ok := ParseVersion(v)
+	want, wantOK := ParseVersion(min)
+	if !ok || !wantOK {
+		return false
+	}
+	for i, w := range want {
+		h := 0
+		if i < len(have) {
+			h = have[i]
+		}
+		if h != w {
+			return h > w
+		}
+	}
+	return true
 }
 
 // stripComments drops whole-line // comments.

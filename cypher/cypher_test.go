@@ -81,3 +81,25 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+func TestAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		v, min string
+		want   bool
+	}{
+		{"5.26.30", "2026.01", false},
+		{"2026.01.4", "2026.01", true},
+		{"2026.01", "2026.01", true},
+		{"2025.12.1", "2026.01", false},
+		{"2026.02.0-aura", "2026.01", true},
+		{"2027.1", "2026.01", true},
+		{"5.26.30", "5.26", true},
+		{"5.9", "5.26", false},
+		{"", "2026.01", false},
+		{"enterprise", "2026.01", false},
+	} {
+		if got := cypher.AtLeast(c.v, c.min); got != c.want {
+			t.Errorf("AtLeast(%q, %q) = %v, want %v", c.v, c.min, got, c.want)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 // How memgate's vector indexes were built: the dimension, whether they quantize, and
-// their HNSW settings (Neo4j's defaults when the index does not say).
-SHOW VECTOR INDEXES YIELD name, options
-WHERE name IN ['entity_name_embedding', 'edge_fact_embedding']
+// their HNSW settings (Neo4j's defaults when the index does not say); and whether
+// each is online (fact_group_embedding is searched only once it is, vplan.go).
+SHOW VECTOR INDEXES YIELD name, options, state
+WHERE name IN ['entity_name_embedding', 'edge_fact_embedding', 'fact_group_embedding']
 RETURN name, options.indexConfig.`vector.dimensions` AS dimensions,
        coalesce(options.indexConfig.`vector.quantization.enabled`, false) AS quantized,
        coalesce(options.indexConfig.`vector.hnsw.m`, 16) AS m,
-       coalesce(options.indexConfig.`vector.hnsw.ef_construction`, 100) AS ef_construction
+       coalesce(options.indexConfig.`vector.hnsw.ef_construction`, 100) AS ef_construction,
+       state

@@ -1,4 +1,4 @@
-// Webhooks made before 013_webhook_follows get the indexed copies of their group_ids
+// Webhooks made before 014_webhook_follows get the indexed copies of their group_ids
 // the outbox finds them by (_webhook_emit). Run at every start; it finds nothing to do
 // once they have them.
 MATCH (w:Webhook) WHERE w.follow0 IS NULL

@@ -108,57 +108,28 @@ func (db *DB) ByIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Ep
 	return db.byIdempotencyKey(ctx, e)
 }
 
-// ServerVersion is the version of the Neo4j the store talks to, e.g. 5.26.30.
-func (db *DB) ServerVersion(ctx context.Context) (string, error) {
-	res, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL dbms.components() YIELD versions RETURN versions[0]", nil,
-		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database))
-	if err != nil || len(res.Records) == 0 {
-		return "", err
+// AwaitFilteredIndex waits until fact_group_embedding (013_fact_group_vector, Neo4j
+// 2026.01 and later) is online, then has the store look at the server again, so fact
+// vector search filters inside it from now on; it reports whether it does.
+func (db *DB) AwaitFilteredIndex(ctx context.Context) (bool, error) {
+	if _, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndex('"+filteredIndex+"', 3600)", nil,
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+		return false, err
 	}
-	return res.Records[0].Values[0].(string), nil
+	db.server.next.Store(0)
+	return db.FiltersInIndex(ctx), nil
 }
 
-// The search benchmark's measure of Neo4j 2026's in-index filtering: a second vector
-// index over fact embeddings that carries group_id (CREATE VECTOR INDEX ... WITH
-// [r.group_id], Cypher 25 only), searched once per visible space with the filter
-// inside the index (SEARCH ... WHERE r.group_id = g: 2026.01 accepts equality and
-// ranges there, not IN), the hits merged by score.
-const filteredIndex = "bench_fact_filtered"
-
-// CreateFilteredIndex creates that index with the settings of edge_fact_embedding
-// and waits until it is online.
-func (db *DB) CreateFilteredIndex(ctx context.Context, dimensions int) error {
-	for _, q := range []string{
-		"CYPHER 25 CREATE VECTOR INDEX " + filteredIndex + " IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON r.fact_embedding " +
-			"WITH [r.group_id] OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine', " +
-			"`vector.quantization.enabled`: false, `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}",
-		"CALL db.awaitIndex('" + filteredIndex + "', 3600)",
-	} {
-		if _, err := neo4j.ExecuteQuery(ctx, db.driver, q, map[string]any{"dimensions": int64(dimensions)},
-			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
-			return err
-		}
-	}
-	return nil
+// FactsInIndex is FactsByVector with the in-index plan forced (fact_search_vector_filtered
+// whatever the visible set's size), each space asked for k candidates first.
+func (db *DB) FactsInIndex(ctx context.Context, v []float32, vis graph.Visible, limit, k int) ([]graph.FactHit, error) {
+	records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, graph.SearchFilter{}, limit, 0, k, maxCandidates)
+	return factHits(records), err
 }
 
-// FactsInIndex searches the filtered index once per visible space and keeps the
-// limit best: the fact uuids and their scores.
-func (db *DB) FactsInIndex(ctx context.Context, v []float32, groupIDs []string, limit int) ([]graph.FactHit, error) {
-	res, err := neo4j.ExecuteQuery(ctx, db.driver, "CYPHER 25 UNWIND $group_ids AS g CALL (g) { "+
-		"MATCH ()-[r:RELATES_TO]->() SEARCH r IN (VECTOR INDEX "+filteredIndex+" FOR $v WHERE r.group_id = g LIMIT $limit) SCORE AS score "+
-		"RETURN r, score } RETURN r.uuid AS uuid, score ORDER BY score DESC LIMIT $limit",
-		map[string]any{"v": floats(v), "group_ids": groupIDs, "limit": int64(limit)}, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(db.database), neo4j.ExecuteQueryWithReadersRouting())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]graph.FactHit, len(res.Records))
-	for i, r := range res.Records {
-		out[i] = graph.FactHit{Fact: &graph.Fact{UUID: r.Values[0].(string)}, Score: r.Values[1].(float64)}
-	}
-	return out, nil
-}
+// FilteredCandidates is the number of candidates the in-index plan asks each space for
+// first.
+func FilteredCandidates(limit int) int { return filteredCandidates(limit) }
 
 // SignToken makes a consistency token of marks with the deployment's key, as Token
 // does, for a test to name bookmarks Token would not.
@@ -197,3 +168,10 @@ const ExactVectorMax = exactVectorMax
 
 // StoreError is storeError, for the classification test.
 func StoreError(err error) error { return (&DB{}).storeError("q", err) }
+
+// FilteredSince is the oldest Neo4j that filters inside a vector index.
+const FilteredSince = filteredSince
+
+// ExactFilteredMax is the exact plan's limit where fact vector search filters inside
+// the index.
+const ExactFilteredMax = exactFilteredMax

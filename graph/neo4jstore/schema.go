@@ -12,12 +12,19 @@ import (
 )
 
 // Migrate applies every schema statement (each is idempotent), fills in what older
-// versions did not record (authorship_backfill, org_backfill), and records the schema version. dimensions is the embedder's vector size; Migrate refuses to run when an
+// versions did not record (authorship_backfill, org_backfill), and records the schema
+// version. A migration that requires a later Neo4j than the server's
+// (013_fact_group_vector: 2026.01) is skipped and its version recorded all the same
+// (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run when an
 // existing vector index was built for another size, since mixing sizes would break
 // every vector search, and rebuilds one built quantized or with other HNSW settings
-// (see 003_vector).
+// (see 003_vector). Last it looks at which vector plans the server allows (vplan.go).
 func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	migrations, err := cypher.Migrations()
+	if err != nil {
+		return err
+	}
+	server, err := db.ServerVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -36,7 +43,7 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			// Created by an earlier memgate: dropped here, 003_vector creates it again
 			// as it is now, and Neo4j fills it from the stored vectors in the
 			// background (search runs without vectors meanwhile). name is one of the
-			// two names schema_vector_dimensions reads, never input.
+			// names schema_vector_dimensions reads, never input.
 			db.log.WarnContext(ctx, "rebuilding a vector index built with other settings", "index", name,
 				"quantized", ix.quantized, "hnsw_m", ix.m, "hnsw_ef_construction", ix.efConstruction)
 			if _, err := neo4j.ExecuteQuery(ctx, db.driver, "DROP INDEX "+name+" IF EXISTS", nil,
@@ -46,6 +53,11 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 		}
 	}
 	for _, m := range migrations {
+		if m.Neo4j != "" && !cypher.AtLeast(server, m.Neo4j) {
+			db.log.InfoContext(ctx, "schema step skipped: it needs a later neo4j", "schema_step", fmt.Sprintf("%03d_%s", m.Version, m.Name),
+				"requires", m.Neo4j, "neo4j_version", server)
+			continue
+		}
 		for i, stmt := range m.Statements {
 			// Schema commands run in auto-commit transactions; they cannot share a
 			// transaction with data writes.
@@ -73,7 +85,10 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	if _, err := db.run(ctx, neo4j.AccessModeWrite, "schema_version_set", map[string]any{"version": version}); err != nil {
 		return err
 	}
-	db.log.InfoContext(ctx, "schema applied", "schema_version", version, "vector_dimensions", dimensions)
+	db.log.InfoContext(ctx, "schema applied", "schema_version", version, "vector_dimensions", dimensions, "neo4j_version", server)
+	db.server.mu.Lock()
+	db.lookAtServer(ctx)
+	db.server.mu.Unlock()
 	return nil
 }
 
@@ -87,6 +102,7 @@ const (
 type vectorIndex struct {
 	dimensions, m, efConstruction int64
 	quantized                     bool
+	state                         string // ONLINE, POPULATING, FAILED
 }
 
 func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error) {
@@ -101,8 +117,10 @@ func (db *DB) vectorIndexes(ctx context.Context) (map[string]vectorIndex, error)
 		quantized, _ := r.Get("quantized")
 		m, _ := r.Get("m")
 		ef, _ := r.Get("ef_construction")
+		state, _ := r.Get("state")
 		if n, ok := dims.(int64); ok {
-			out[fmt.Sprint(name)] = vectorIndex{dimensions: n, quantized: quantized == true, m: num(m), efConstruction: num(ef)}
+			out[fmt.Sprint(name)] = vectorIndex{dimensions: n, quantized: quantized == true, m: num(m), efConstruction: num(ef),
+				state: fmt.Sprint(state)}
 		}
 	}
 	return out, nil

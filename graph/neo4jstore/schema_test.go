@@ -161,7 +161,7 @@ func TestDB_Migrate_Authorship(t *testing.T) {
 	}
 }
 
-// TestDB_Migrate_WebhookFollows: a webhook stored before 013_webhook_follows gets the
+// TestDB_Migrate_WebhookFollows: a webhook stored before 014_webhook_follows gets the
 // indexed copies of its group_ids at the next start, and the outbox then finds it: a
 // memory stored in its agent's public space without extraction (memory.done at once)
 // has its delivery.
@@ -189,7 +189,7 @@ func TestDB_Migrate_WebhookFollows(t *testing.T) {
 	}
 	if n := neo4jtest.Count(t, `MATCH (w:Webhook {id: $id}) WHERE w.follow0 = $private AND w.follow1 = $public RETURN count(w)`,
 		map[string]any{"id": run, "private": private, "public": public}); n != 1 {
-		t.Fatal("the webhook stored before 013 did not get follow0 and follow1")
+		t.Fatal("the webhook stored before 014 did not get follow0 and follow1")
 	}
 	ep := &graph.Episode{UUID: uuid.NewString(), GroupID: public, AgentID: agent, Source: graph.SourceText, Content: "A note.",
 		CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusDone, Unextracted: true, Name: "A note."}

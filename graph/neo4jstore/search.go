@@ -44,6 +44,9 @@ import (
 // sentence model's), so it is asked for 40 per hit wanted, and for eight times
 // as many, up to maxCandidates, while the group filter leaves fewer than the limit.
 //
+// On Neo4j 2026.01 and later fact vector search filters inside a vector index above
+// 300 visible facts instead (vplan.go); the rest stays as here.
+//
 // Entities are asked for 10 per hit wanted, once. The same names recur in many spaces
 // ("Lisbon" in a thousand agents' memories) and one name is one vector, so the
 // nearest entities may all be other spaces' copies of a name the query contains,
@@ -175,8 +178,18 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 	return entityHits(records), err
 }
 
+// FactsByVector runs fact_search_vector, or on a server that filters inside the index
+// fact_search_vector_filtered (vplan.go), and fact_search_vector when that fails for
+// any reason but an unavailable database.
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit, exactVectorMax, factCandidates(limit), maxCandidates)
+	if db.FiltersInIndex(ctx) {
+		records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, f, limit, exactFilteredMax, filteredCandidates(limit), maxCandidates)
+		if err == nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
+			return factHits(records), err
+		}
+		db.unfiltered(ctx, err)
+	}
+	records, err := db.vectorSearch(ctx, factVectorQuery, v, vis, f, limit, exactVectorMax, factCandidates(limit), maxCandidates)
 	return factHits(records), err
 }
 

@@ -119,6 +119,44 @@ func DBWith(tb testing.TB, dimensions int) *neo4jstore.DB {
 	return db
 }
 
+// URI2026 returns the Bolt URI of a second test database, a Neo4j 2026.01 or later
+// (MG_TEST_NEO4J_2026_URI), for the tests of what only such a server does (filtering
+// inside a vector index). Without it they skip: make test runs against Neo4j 5.26
+// only. One starts with NEO4J_LOCAL_VERSION=2026.01.4 scripts/neo4j-local start (on
+// another port and data folder; it fetches Neo4j 2026.01 and a Java 25).
+func URI2026(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("integration test: go test -short runs the unit tests only")
+	}
+	u := os.Getenv("MG_TEST_NEO4J_2026_URI")
+	if u == "" {
+		tb.Skip("needs a Neo4j 2026.01 or later: set MG_TEST_NEO4J_2026_URI (see neo4jtest.URI2026)")
+	}
+	return u
+}
+
+// DBAt is DB on the database at uri (URI2026's), migrated for Dimensions by this call.
+func DBAt(tb testing.TB, uri string) *neo4jstore.DB {
+	tb.Helper()
+	db, err := neo4jstore.Open(neo4jstore.Options{URI: uri, User: "neo4j", Database: "neo4j", MaxPoolSize: 20,
+		ConnectTimeout: 5 * time.Second}, Logger(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = db.Close(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := db.Migrate(ctx, Dimensions); err != nil {
+		tb.Fatalf("migrating the database at %s: %v", uri, err)
+	}
+	return db
+}
+
 // Options returns connection options for the test database.
 func Options(tb testing.TB) neo4jstore.Options {
 	tb.Helper()
@@ -209,10 +247,15 @@ func ForgetEventsAbout(tb testing.TB, ids []string) {
 // tests' data.
 func Forget(tb testing.TB, mark string) {
 	tb.Helper()
+	ForgetAt(tb, URI(tb), mark)
+}
+
+// ForgetAt is Forget on the database at target (a second Neo4j, URI2026's).
+func ForgetAt(tb testing.TB, target, mark string) {
+	tb.Helper()
 	if len(mark) < 6 {
 		tb.Fatalf("neo4jtest.Forget(%q): a mark must be at least 6 characters", mark)
 	}
-	target := URI(tb)
 	tb.Cleanup(func() {
 		// The audit events about the test's memories name them only by id (the expiry
 		// sweeper's, for a memory of the global space): their ids are read first, and
