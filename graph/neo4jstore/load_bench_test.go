@@ -179,15 +179,15 @@ func BenchmarkSearchUnderWrites(b *testing.B) {
 		pid := os.Getenv("MG_BENCH_NEO4J_PID")
 		var cpu [2]struct{ used, took time.Duration }
 		phase := func(k int, run func()) {
-			var before time.Duration
+			var used time.Duration
 			if pid != "" {
-				before = neo4jCPU(b, pid)
+				used = neo4jCPU(b, pid)
 			}
 			t := time.Now()
 			run()
 			cpu[k].took += time.Since(t)
 			if pid != "" {
-				cpu[k].used += neo4jCPU(b, pid) - before
+				cpu[k].used += neo4jCPU(b, pid) - used
 			}
 		}
 		for round := 0; round < 2; round++ {
