@@ -178,14 +178,25 @@ func BenchmarkSearchUnderWrites(b *testing.B) {
 		// Neo4j's CPU time over each phase, when scripts/bench names its process.
 		pid := os.Getenv("MG_BENCH_NEO4J_PID")
 		var cpu [2]struct{ used, took time.Duration }
+		// Each query's calls and time in each phase, from the store's counters.
+		type stat struct{ calls, nanos int64 }
+		queries := [2]map[string]stat{{}, {}}
+		stats := func(into map[string]stat, sign int64) {
+			db.QueryStats(func(name string, s *neo4jstore.QueryStat) {
+				q := into[name]
+				into[name] = stat{q.calls + sign*s.Count.Load(), q.nanos + sign*s.Nanos.Load()}
+			})
+		}
 		phase := func(k int, run func()) {
 			var used time.Duration
 			if pid != "" {
 				used = neo4jCPU(b, pid)
 			}
+			stats(queries[k], -1)
 			t := time.Now()
 			run()
 			cpu[k].took += time.Since(t)
+			stats(queries[k], 1)
 			if pid != "" {
 				cpu[k].used += neo4jCPU(b, pid) - used
 			}
@@ -204,6 +215,18 @@ func BenchmarkSearchUnderWrites(b *testing.B) {
 		}
 		wrote := cpu[1].took
 		b.StopTimer()
+		names := make([]string, 0, len(queries[1]))
+		for name, q := range queries[1] {
+			if q.calls > 0 {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names { // where the searches' time went, query by query
+			i, l := queries[0][name], queries[1][name]
+			mean := func(q stat) float64 { return float64(q.nanos) / float64(max(q.calls, 1)) / 1e6 }
+			b.Logf("%-28s idle %6d calls, mean %8.1f ms; under the writes %6d calls, mean %8.1f ms", name, i.calls, mean(i), l.calls, mean(l))
+		}
 		all := func(ds [][]time.Duration) []time.Duration {
 			var out []time.Duration
 			for _, d := range ds {
