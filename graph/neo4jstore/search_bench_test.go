@@ -346,16 +346,7 @@ func settled(b *testing.B) {
 		b.Log("MG_BENCH_NEO4J_PID not set: measuring without waiting for Neo4j's background merges")
 		return
 	}
-	cpu := func() time.Duration { // user + system time of the process, from /proc
-		stat, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			b.Fatalf("reading Neo4j's CPU time: %v", err)
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-		user, _ := strconv.Atoi(f[11])
-		system, _ := strconv.Atoi(f[12])
-		return time.Duration(user+system) * 10 * time.Millisecond // clock ticks of 1/100 s
-	}
+	cpu := func() time.Duration { return neo4jCPU(b, pid) }
 	start := time.Now()
 	for used := cpu(); ; {
 		time.Sleep(10 * time.Second) // the window the CPU use is measured over
@@ -366,6 +357,18 @@ func settled(b *testing.B) {
 		}
 		used = now
 	}
+}
+
+// neo4jCPU is the CPU time (user and system) the process pid has used, from /proc.
+func neo4jCPU(b *testing.B, pid string) time.Duration {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		b.Fatalf("reading Neo4j's CPU time: %v", err)
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	user, _ := strconv.Atoi(f[11])
+	system, _ := strconv.Atoi(f[12])
+	return time.Duration(user+system) * 10 * time.Millisecond // clock ticks of 1/100 s
 }
 
 // measureSearch measures search by one requester, side by side, then Graphiti's;
