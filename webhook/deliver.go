@@ -278,10 +278,11 @@ func (d *Deliverer) backoff(n int) time.Duration {
 // maxAnswer is how much of a refusing receiver's answer an attempt keeps.
 const maxAnswer = 256
 
-// send posts body to w, signed, and returns the attempt.
-func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Delivery, body []byte) graph.Attempt {
+// send posts body to w, signed, and returns the attempt, its duration included (a is
+// named so that the deferred measurement is what the caller gets).
+func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Delivery, body []byte) (a graph.Attempt) {
 	start := time.Now()
-	a := graph.Attempt{At: start.UTC()}
+	a = graph.Attempt{At: start.UTC()}
 	defer func() { a.Millis = time.Since(start).Milliseconds() }()
 	signer, err := standardwebhooks.NewWebhook(w.Secret)
 	if err != nil {
@@ -306,7 +307,6 @@ func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Deliv
 	resp, err := d.client.Do(req)
 	if err != nil {
 		a.Error = err.Error()
-		a.Millis = time.Since(start).Milliseconds()
 		return a
 	}
 	defer resp.Body.Close()
