@@ -97,7 +97,7 @@ type Webhooks interface {
 	// DeleteWebhook deletes it with its deliveries; ENOTFOUND when there is none.
 	DeleteWebhook(ctx context.Context, org Org, id string) error
 	// Deliveries lists a webhook's deliveries about spaces in vis, newest first, at
-	// most limit.
+	// most limit, each as one FinishDeliveries left it, never half recorded.
 	Deliveries(ctx context.Context, org Org, id string, vis Visible, limit int) ([]*Delivery, error)
 	// ClaimDeliveries leases up to n pending deliveries that are due, to webhooks of
 	// requesters whose id contains scope ("" all), to worker.

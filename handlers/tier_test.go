@@ -2,6 +2,8 @@
 
 package handlers_test
 
+import "time"
+
 // raceRounds is how often make test races a move against a team's dissolution and an
 // agent's erasure; make reliability (-tags reliability) runs 100.
 const raceRounds = 20
@@ -13,3 +15,7 @@ const raceRounds = 20
 // over HTTP too.
 var httpMatrixSkips = map[string]bool{"globex_root": true, "globex_plugin": true, "assert_y_reader": true,
 	"assert_unset": true, "assert_ghost": true}
+
+// wholeReadsFor is how long make test reads a webhook's deliveries while they are being
+// finished over and over (TestWebhook_DeliveriesReadWhole).
+const wholeReadsFor = 3 * time.Second

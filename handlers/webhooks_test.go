@@ -436,6 +436,117 @@ func TestWebhook_ReceiverDownThenBack(t *testing.T) {
 	}
 }
 
+// TestWebhook_DeliveriesReadWhole: GET .../deliveries never shows a delivery half
+// recorded. Neo4j applies a commit to its store record by record, and a plain read of
+// a delivery being finished could see some of its attempt lists grown and not the
+// others: the last attempt of a delivered delivery with no status and no error (how
+// TestWebhook_ReceiverDownThenBack failed now and then). Here workers claim and finish
+// the deliveries over and over, each attempt a 503, while the test reads them; every
+// attempt read must be whole.
+func TestWebhook_DeliveriesReadWhole(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t, nil)
+	alice := w.as("alice")
+	agent := w.agent(alice, "whole")
+	w.ingest()
+	r := newReceiver(t)
+	hook := subscribe(alice, r, map[string]any{"agent_id": agent, "events": []string{"memory.done"}})
+	const events = 6
+	for i := range events {
+		write(alice, agent, "public", fmt.Sprintf("Note %d: Gil works at Hooli.", i))
+	}
+	for deadline := time.Now().Add(time.Minute); len(deliveries(alice, hook.ID)) < events; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries %+v, want %d", deliveries(alice, hook.ID), events)
+		}
+	}
+	const answer = "HTTP 503: receiver is down"
+	db := neo4jtest.DB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var finished atomic.Int64
+	var wg sync.WaitGroup
+	failures := make(chan error, 10) // one per goroutine at most
+	for i := range events {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("hammer%d-%s", i, w.mark)
+			for ctx.Err() == nil {
+				claimed, err := db.ClaimDeliveries(ctx, worker, w.mark, time.Minute, 1)
+				if err != nil {
+					if ctx.Err() == nil {
+						failures <- err
+					}
+					return
+				}
+				fs := make([]graph.Finish, 0, len(claimed))
+				for _, c := range claimed {
+					now := time.Now()
+					fs = append(fs, graph.Finish{ID: c.Delivery.ID, Status: graph.DeliveryPending, Next: now,
+						Attempt: &graph.Attempt{At: now.UTC(), StatusCode: http.StatusServiceUnavailable, Error: answer, Millis: 1}})
+				}
+				for _, err := range db.FinishDeliveries(context.Background(), worker, fs) {
+					if err != nil {
+						failures <- err
+						return
+					}
+				}
+				finished.Add(int64(len(fs)))
+			}
+		}()
+	}
+	whole := func(a graph.Attempt) bool {
+		return a.StatusCode == http.StatusServiceUnavailable && a.Error == answer && a.Millis == 1
+	}
+	// Readers through the store, as fast as they can, and through the API below.
+	var reads atomic.Int64
+	vis := graph.Visible{GroupIDs: []string{w.org.Public(agent).GroupID()}}
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				ds, err := db.Deliveries(ctx, w.org, hook.ID, vis, 100)
+				if err != nil {
+					if ctx.Err() == nil {
+						failures <- err
+					}
+					return
+				}
+				reads.Add(1)
+				for _, d := range ds {
+					for i, a := range d.Attempts {
+						if !whole(a) {
+							failures <- fmt.Errorf("delivery %s: attempt %d of %d is %+v, want a whole 503", d.ID, i+1, len(d.Attempts), a)
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	stop := func() { cancel(); wg.Wait() }
+	defer stop()
+	for end := time.Now().Add(wholeReadsFor); time.Now().Before(end) && len(failures) == 0; reads.Add(1) {
+		for _, d := range deliveries(alice, hook.ID) {
+			for i, a := range d.Attempts {
+				if !whole(graph.Attempt{StatusCode: a.StatusCode, Error: a.Error, Millis: a.DurationMS}) {
+					t.Fatalf("delivery %s over the API: attempt %d of %d is %+v, want a whole 503", d.ID, i+1, len(d.Attempts), a)
+				}
+			}
+		}
+	}
+	stop()
+	close(failures)
+	for err := range failures {
+		t.Error(err)
+	}
+	if n := finished.Load(); n < 50 && !t.Failed() {
+		t.Errorf("%d finishes during %d reads: too few to race them", n, reads.Load())
+	}
+	t.Logf("%d reads of %d deliveries during %d finishes", reads.Load(), events, finished.Load())
+}
+
 // TestWebhook_FailingAfterHorizon: a delivery that fails until its horizon is given up
 // (failed) and marks its webhook failing; the next delivered event makes it active.
 func TestWebhook_FailingAfterHorizon(t *testing.T) {

@@ -278,10 +278,11 @@ func (d *Deliverer) backoff(n int) time.Duration {
 // maxAnswer is how much of a refusing receiver's answer an attempt keeps.
 const maxAnswer = 256
 
-// send posts body to w, signed, and returns the attempt, with how long it took.
+// send posts body to w, signed, and returns the attempt, its duration included (a is
+// named so that the deferred measurement is what the caller gets).
 func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Delivery, body []byte) (a graph.Attempt) {
 	start := time.Now()
-	a.At = start.UTC()
+	a = graph.Attempt{At: start.UTC()}
 	defer func() { a.Millis = time.Since(start).Milliseconds() }()
 	signer, err := standardwebhooks.NewWebhook(w.Secret)
 	if err != nil {

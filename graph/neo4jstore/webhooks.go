@@ -71,8 +71,10 @@ func (db *DB) DeleteWebhook(ctx context.Context, org graph.Org, id string) error
 	return nil
 }
 
+// Deliveries reads in a write transaction: each delivery under its write lock, so
+// none is seen half finished (webhook_deliveries).
 func (db *DB) Deliveries(ctx context.Context, org graph.Org, id string, vis graph.Visible, limit int) ([]*graph.Delivery, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "webhook_deliveries", visParams(vis, map[string]any{
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_deliveries", visParams(vis, map[string]any{
 		"org": string(org), "id": id, "limit": int64(limit)}))
 	if err != nil {
 		return nil, err
