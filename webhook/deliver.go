@@ -76,7 +76,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	slots := make(chan struct{}, max(d.Workers, 1)) // one per attempt under way
-	for ctx.Err() == nil {
+	for claims := 1; ctx.Err() == nil; claims++ {
 		if time.Since(pruned) > time.Hour && d.Retention > 0 {
 			pruned = time.Now()
 			if n, err := d.Store.PruneDeliveries(ctx, time.Now().Add(-d.Retention), 10000); err != nil {
@@ -90,14 +90,18 @@ func (d *Deliverer) Run(ctx context.Context) {
 			continue
 		case slots <- struct{}{}:
 		}
+		// Each claim leases under a name of its own, so that a batch whose lease ran
+		// out (and was claimed again, by this process or another) records nothing
+		// over what the next holder does.
+		owner := fmt.Sprintf("%s#%d", d.id, claims)
 		claimedAt := time.Now()
-		claimed, err := d.Store.ClaimDeliveries(ctx, d.id, d.Scope, lease, claimBatch)
+		claimed, err := d.Store.ClaimDeliveries(ctx, owner, d.Scope, lease, claimBatch)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claiming webhook deliveries", "worker", d.id, "error", err.Error())
 		}
 		if len(claimed) > 0 {
 			wg.Add(1)
-			d.sendBatch(ctx, claimed, claimedAt.Add(lease), slots, wg.Done)
+			d.sendBatch(ctx, owner, claimed, claimedAt.Add(lease), slots, wg.Done)
 		} else {
 			<-slots
 		}
@@ -119,7 +123,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 // after that judgement. An attempt starts only while its lease outlasts it: what a
 // batch could not start in time (slow receivers ahead of it) or before a shutdown is
 // released unsent, due at once for whichever deliverer claims it next.
-func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelivery, leaseEnds time.Time,
+func (d *Deliverer) sendBatch(ctx context.Context, owner string, claimed []graph.ClaimedDelivery, leaseEnds time.Time,
 	slots chan struct{}, done func()) {
 	audiences := make([]service.Audience, len(claimed))
 	errs := make([]error, len(claimed))
@@ -151,7 +155,7 @@ func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelive
 			for _, u := range claimed[i:] {
 				released = append(released, &graph.Finish{ID: u.Delivery.ID, Status: graph.DeliveryPending, Next: time.Now()})
 			}
-			d.record(ctx, released)
+			d.record(ctx, owner, released)
 			break
 		}
 		if time.Since(judged) > judgedFor {
@@ -169,7 +173,7 @@ func (d *Deliverer) sendBatch(ctx context.Context, claimed []graph.ClaimedDelive
 	go func() {
 		defer done()
 		sending.Wait()
-		d.record(ctx, finishes)
+		d.record(ctx, owner, finishes)
 	}()
 }
 
@@ -182,10 +186,10 @@ const judgedFor = time.Second
 // timeout when it starts: time to record it.
 const leaseMargin = 5 * time.Second
 
-// record records the batch's finishes in one transaction. It uses a context of its
+// record records the batch's finishes, leased under owner, in one transaction. It uses a context of its
 // own, so a shutdown during the attempts still records them (or leaves their leases
 // to expire).
-func (d *Deliverer) record(ctx context.Context, finishes []*graph.Finish) {
+func (d *Deliverer) record(ctx context.Context, owner string, finishes []*graph.Finish) {
 	fs := make([]graph.Finish, 0, len(finishes))
 	for _, f := range finishes {
 		if f != nil {
@@ -197,7 +201,7 @@ func (d *Deliverer) record(ctx context.Context, finishes []*graph.Finish) {
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	for i, err := range d.Store.FinishDeliveries(fctx, d.id, fs) {
+	for i, err := range d.Store.FinishDeliveries(fctx, owner, fs) {
 		if err != nil {
 			d.Log.Warn("recording a webhook attempt", "delivery_id", fs[i].ID, "status", fs[i].Status, "error", err.Error())
 		}
