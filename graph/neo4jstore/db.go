@@ -44,7 +44,7 @@ type DB struct {
 	queries  cypher.Queries
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
-	commits  *batch.Batcher[*graph.Episode, error]
+	commits  *batch.Batcher[*graph.Episode, graph.CreateResult]
 	// bookmarks: every transaction of the process starts after those before it and
 	// leaves its own here, which consistency tokens name (consistency.go).
 	bookmarks neo4j.BookmarkManager
