@@ -21,7 +21,7 @@ const (
 	groupCommitTimeout = 30 * time.Second // for a group's transaction, retries included
 )
 
-func (db *DB) newCommits() *batch.Batcher[*graph.Episode, error] {
+func (db *DB) newCommits() *batch.Batcher[*graph.Episode, graph.CreateResult] {
 	return batch.New(maxGroup, groupCommitTimeout, db.createTogether)
 }
 
@@ -30,21 +30,24 @@ func (db *DB) newCommits() *batch.Batcher[*graph.Episode, error] {
 // ended). A write whose request has ended before its group starts is left out; once
 // its group has started it commits with the group, and a retry with its
 // Idempotency-Key finds it.
-func (db *DB) commitEpisodes(ctx context.Context, eps []*graph.Episode) []error {
+func (db *DB) commitEpisodes(ctx context.Context, eps []*graph.Episode) []graph.CreateResult {
 	out, errs := db.commits.Do(ctx, eps...)
 	for i, err := range errs {
 		if err != nil {
-			out[i] = db.storeError("episode_create", err)
+			err = db.storeError("episode_create", err)
 		}
+		out[i] = created(eps[i], out[i], err)
 	}
 	return out
 }
 
-// createTogether writes episodes in one transaction and returns each one's error:
-// gone when its agent or team no longer exists; or the transaction's error (one
-// episode's idempotency key taken meanwhile, or its public-write quota spent, fails
-// them all, and the batch then writes each alone).
-func (db *DB) createTogether(ctx context.Context, eps []*graph.Episode) ([]error, error) {
+// createTogether writes episodes in one transaction, each after looking up its
+// idempotency key there, and returns each one's result: stored; the episode an
+// earlier request with its key stored (replayed), or the key's reuse by another
+// request; gone when its agent or team no longer exists. Or the transaction's error
+// (one episode's idempotency key taken meanwhile by another transaction, or its
+// public-write quota spent, fails them all, and the batch then writes each alone).
+func (db *DB) createTogether(ctx context.Context, eps []*graph.Episode) ([]graph.CreateResult, error) {
 	// One lock order for every group: by space.
 	order := make([]int, len(eps))
 	for i := range order {
@@ -55,42 +58,68 @@ func (db *DB) createTogether(ctx context.Context, eps []*graph.Episode) ([]error
 	for k, i := range order {
 		rows[k] = episodeParams(eps[i])
 	}
-	created := map[string]bool{}
+	type answer struct {
+		created bool
+		prior   *graph.Episode
+		used    bool
+	}
+	answers := map[string]answer{}
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		clear(created)
+		clear(answers)
 		for _, e := range eps {
-			if e.PublicQuota > 0 {
-				if err := db.txPublicWrite(ctx, tx, e, e.CreatedAt); err != nil {
-					return nil, err
+			if e.PublicQuota == 0 {
+				continue
+			}
+			// A replay is not another write: the quota counts only a key not yet used.
+			if e.IdempotencyKey != "" {
+				_, used, err := db.txByIdempotencyKey(ctx, tx, e)
+				if err != nil || used {
+					if err != nil {
+						return nil, err
+					}
+					continue
 				}
+			}
+			if err := db.txPublicWrite(ctx, tx, e, e.CreatedAt); err != nil {
+				return nil, err
 			}
 		}
 		records, err := db.txRun(ctx, tx, "episode_create", map[string]any{"episodes": rows})
 		for _, r := range records {
-			created[r.Values[0].(string)] = true
+			a := answer{created: r.Values[1] != nil}
+			if n, ok := r.Values[2].(neo4j.Node); ok {
+				a.prior = episodeFromNode(n)
+			}
+			a.used, _ = r.Values[3].(bool)
+			answers[str(r.Values[0])] = a
 		}
 		return nil, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	errs := make([]error, len(eps))
+	out := make([]graph.CreateResult, len(eps))
 	for i, e := range eps {
-		if !created[e.UUID] {
-			errs[i] = gone(e)
+		switch a := answers[e.UUID]; {
+		case a.created:
+			out[i] = graph.CreateResult{Episode: e}
+		case a.used:
+			out[i] = replay(a.prior, e)
+		default:
+			out[i] = graph.CreateResult{Err: gone(e)}
 		}
 	}
-	return errs, nil
+	return out, nil
 }
 
 // createAlone writes e in a transaction of its own, within the group commit's time
 // limit.
-func (db *DB) createAlone(ctx context.Context, e *graph.Episode) error {
+func (db *DB) createAlone(ctx context.Context, e *graph.Episode) (graph.CreateResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, groupCommitTimeout)
 	defer cancel()
-	errs, err := db.createTogether(ctx, []*graph.Episode{e})
+	out, err := db.createTogether(ctx, []*graph.Episode{e})
 	if err != nil {
-		return err
+		return graph.CreateResult{}, err
 	}
-	return errs[0]
+	return out[0], nil
 }

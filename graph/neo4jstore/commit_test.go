@@ -97,6 +97,38 @@ func TestGroupCommit(t *testing.T) {
 		t.Logf("%d writes at once in %d transactions", len(eps), n)
 	})
 
+	// The key is looked up in the group's own transaction, each episode after those
+	// before it in the group: a second write with a key the first of the group took is
+	// its replay, or, to another space, another request.
+	t.Run("same key in one group", func(t *testing.T) {
+		key := "one-group-" + run
+		first, again, elsewhere := episode(agents[0], key), episode(agents[0], key), episode(agents[1], key)
+		before := transactions()
+		res := db.CreateEpisodes(ctx, []*graph.Episode{first, again, elsewhere})
+		if n := transactions() - before; n != 1 {
+			t.Errorf("three writes in one call took %d transactions, want 1", n)
+		}
+		if r := res[0]; r.Err != nil || r.Replayed || !stored(first) {
+			t.Errorf("the first write: %+v, stored %v; want it stored", r, stored(first))
+		}
+		if r := res[1]; r.Err != nil || !r.Replayed || r.Episode == nil || r.Episode.UUID != first.UUID || stored(again) {
+			t.Errorf("the same request again: %+v, stored %v; want the first one's episode, replayed", r, stored(again))
+		}
+		if r := res[2]; graph.ErrorCode(r.Err) != graph.EUNPROCESSABLE || stored(elsewhere) {
+			t.Errorf("the key to another space: %v, stored %v; want unprocessable", r.Err, stored(elsewhere))
+		}
+		// And in a later group, as a retry finds it.
+		retry := episode(agents[0], key)
+		if r := db.CreateEpisodes(ctx, []*graph.Episode{retry})[0]; r.Err != nil || !r.Replayed || r.Episode.UUID != first.UUID {
+			t.Errorf("a retry: %+v; want the first one's episode, replayed", r)
+		}
+		changed := episode(agents[0], key)
+		changed.RequestHash = "another body"
+		if r := db.CreateEpisodes(ctx, []*graph.Episode{changed})[0]; graph.ErrorCode(r.Err) != graph.EUNPROCESSABLE || stored(changed) {
+			t.Errorf("another request with the key: %v, stored %v; want unprocessable", r.Err, stored(changed))
+		}
+	})
+
 	t.Run("same key", func(t *testing.T) {
 		key := "key-" + run
 		var eps []*graph.Episode

@@ -128,6 +128,12 @@ func (db *DB) bookmarksFor(ctx context.Context) neo4j.BookmarkManager {
 	return db.bookmarks
 }
 
+// withToken reports whether ctx carries a consistency token's bookmarks (After).
+func withToken(ctx context.Context) bool {
+	marks, _ := ctx.Value(afterKey{}).([]string)
+	return len(marks) > 0
+}
+
 // readAfter is the process's bookmark manager, with a token's bookmarks added to
 // those every transaction starts after.
 type readAfter struct {

@@ -18,8 +18,9 @@ import (
 // TestConsistency_TokenNamesTheWrites: after a write, the process's token names one
 // Neo4j bookmark; another store (another memgate) accepts it and reads with it; and
 // a token of this deployment naming a transaction Neo4j has not reached holds a read
-// until its deadline, through both ways the store reads (a query on its own, a
-// transaction of several): the bookmarks reach Neo4j.
+// until its deadline, through every way the store reads (a query on its own, a
+// transaction of several, the principal's read, made in a group of requests when they
+// send no token): the bookmarks reach Neo4j.
 func TestConsistency_TokenNamesTheWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -62,6 +63,10 @@ func TestConsistency_TokenNamesTheWrites(t *testing.T) {
 	for name, read := range map[string]func(context.Context) error{
 		"query": func(ctx context.Context) error {
 			_, err := two.GetAgent(ctx, graph.DefaultOrg, agent.ID)
+			return err
+		},
+		"principal": func(ctx context.Context) error { // read in a group when without a token
+			_, err := two.ResolvePrincipal(ctx, graph.DefaultOrg, agent.OwnerID)
 			return err
 		},
 		"transaction": func(ctx context.Context) error {

@@ -47,7 +47,9 @@ type DB struct {
 	queries  cypher.Queries
 	log      *slog.Logger
 	stats    sync.Map // query name -> *QueryStat
-	commits  *batch.Batcher[*graph.Episode, error]
+	commits  *batch.Batcher[*graph.Episode, graph.CreateResult]
+	// principals: the principal reads of requests arriving together, in one query.
+	principals *batch.Batcher[principalAsk, graph.PrincipalFacts]
 	// bookmarks: every transaction of the process starts after those before it and
 	// leaves its own here, which consistency tokens name (consistency.go).
 	bookmarks neo4j.BookmarkManager
@@ -152,14 +154,15 @@ func Open(opts Options, log *slog.Logger) (*DB, error) {
 		db.spanAttrs = append(db.spanAttrs, attribute.String("db.namespace", opts.Database))
 	}
 	db.commits = db.newCommits()
+	db.principals = batch.New(maxGroup, groupCommitTimeout, db.resolveTogether)
 	db.finishes = batch.New(maxGroup, groupCommitTimeout, db.finishTogether)
 	return db, nil
 }
 
-// Close waits for the group commits under way, then closes the driver, within ctx's
+// Close waits for the group commits and reads under way, then closes the driver, within ctx's
 // deadline.
 func (db *DB) Close(ctx context.Context) error {
-	waited := errors.Join(db.commits.Close(ctx), db.finishes.Close(ctx))
+	waited := errors.Join(db.commits.Close(ctx), db.principals.Close(ctx), db.finishes.Close(ctx))
 	return errors.Join(waited, db.driver.Close(ctx))
 }
 

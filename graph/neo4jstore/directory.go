@@ -11,28 +11,77 @@ import (
 
 var _ graph.Directory = (*DB)(nil)
 
+// ResolvePrincipal reads the facts about id in org afresh for every call. Calls made
+// while another group of them is being read go together in the next read, one query
+// for all of them (graph/batch): a read starts only after every call it answers was
+// made, so a grant revoked before a request arrived is gone from its principal. A
+// call with a consistency token (After) is read alone, with the token's bookmarks:
+// waiting for them must hold no other request.
 func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, asserted ...string) (graph.PrincipalFacts, error) {
 	if asserted == nil {
 		asserted = []string{}
 	}
-	records, err := db.readOnce(ctx, "principal_resolve", map[string]any{"org": string(org), "id": id, "asserted": asserted})
+	ask := principalAsk{org: string(org), id: id, asserted: asserted}
+	var fs []graph.PrincipalFacts
+	var err error
+	if withToken(ctx) {
+		fs, err = db.resolveTogether(ctx, []principalAsk{ask})
+	} else {
+		fs = make([]graph.PrincipalFacts, 1)
+		fs[0], err = db.principals.Call(ctx, ask)
+	}
 	if err != nil {
-		return graph.PrincipalFacts{}, err
+		return graph.PrincipalFacts{}, db.storeError("principal_resolve", err)
 	}
+	return fs[0], nil
+}
+
+// principalAsk is one call of ResolvePrincipal.
+type principalAsk struct {
+	org, id  string
+	asserted []string
+}
+
+// resolveTogether reads the principals asked, in one auto-commit read.
+func (db *DB) resolveTogether(ctx context.Context, asks []principalAsk) ([]graph.PrincipalFacts, error) {
+	rows := make([]any, len(asks))
+	for i, a := range asks {
+		rows[i] = map[string]any{"i": int64(i), "org": a.org, "id": a.id, "asserted": a.asserted}
+	}
+	records, err := db.readOnce(ctx, "principal_resolve", map[string]any{"requests": rows})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.PrincipalFacts, len(asks))
+	answered := make([]bool, len(asks))
+	for _, r := range records {
+		i := int(num(r.Values[0]))
+		if i < 0 || i >= len(asks) {
+			return nil, graph.Errorf(graph.EINTERNAL, "principal_resolve answered a request it was not asked")
+		}
+		out[i], answered[i] = principalFacts(r.Values[1:]), true
+	}
+	for _, ok := range answered {
+		if !ok {
+			return nil, graph.Errorf(graph.EINTERNAL, "principal_resolve left a request unanswered")
+		}
+	}
+	return out, nil
+}
+
+// principalFacts reads one row of principal_resolve: promoter, teams, owns, grants,
+// asserted.
+func principalFacts(v []any) graph.PrincipalFacts {
 	f := graph.PrincipalFacts{Teams: map[string]graph.Role{}}
-	if len(records) == 0 {
-		return f, nil
-	}
-	r := records[0]
-	f.Promoter, _ = r.Values[0].(bool)
-	for _, pair := range anyList(r.Values[1]) {
+	f.Promoter, _ = v[0].(bool)
+	for _, pair := range anyList(v[1]) {
 		if kv := anyList(pair); len(kv) == 2 {
 			f.Teams[str(kv[0])] = graph.Role(str(kv[1]))
 		}
 	}
-	f.Owns = strList(r.Values[2])
+	f.Owns = strList(v[2])
 	f.SharedWith, f.ExpiredShares, f.Delegated = []string{}, []string{}, []string{}
-	for _, grant := range anyList(r.Values[3]) {
+	for _, grant := range anyList(v[3]) {
 		g := anyList(grant)
 		if len(g) != 3 {
 			continue
@@ -47,8 +96,8 @@ func (db *DB) ResolvePrincipal(ctx context.Context, org graph.Org, id string, as
 			f.Delegated = append(f.Delegated, agent)
 		}
 	}
-	f.Asserted = strList(r.Values[4])
-	return f, nil
+	f.Asserted = strList(v[4])
+	return f
 }
 
 // writeWithAudit runs one named change and its audit event in one transaction.

@@ -19,8 +19,8 @@ import (
 // reads it for every hit, was measured 1.5x slower for it (BENCHMARKS.md).
 func episodeParams(e *graph.Episode) map[string]any {
 	org, holder, team := holders(e)
-	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "org": org, "holder": holder, "team": team,
-		"authorized_at": optZeroTime(e.AuthorizedAt)}
+	return map[string]any{"props": episodeProps(e), "group_id": e.GroupID, "key": nullable(e.IdempotencyKey),
+		"org": org, "holder": holder, "team": team, "authorized_at": optZeroTime(e.AuthorizedAt)}
 }
 
 // holders are what a write of e must hold (space_hold), in the organization of its

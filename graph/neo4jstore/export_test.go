@@ -103,9 +103,21 @@ func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts
 	return err
 }
 
-// ByIdempotencyKey is the look-up a write with an Idempotency-Key makes first.
+// ByIdempotencyKey is the look-up a write with an Idempotency-Key makes (inside its
+// write transaction), in a read transaction of its own.
 func (db *DB) ByIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, bool, error) {
-	return db.byIdempotencyKey(ctx, e)
+	type found struct {
+		e    *graph.Episode
+		used bool
+	}
+	out, err := db.inTx(ctx, neo4j.AccessModeRead, func(tx neo4j.ManagedTransaction) (any, error) {
+		e, used, err := db.txByIdempotencyKey(ctx, tx, e)
+		return found{e, used}, err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out.(found).e, out.(found).used, nil
 }
 
 // AwaitFilteredIndex waits until fact_group_embedding (013_fact_group_vector, Neo4j

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -38,47 +37,28 @@ func enumerated(vis graph.Visible) error {
 
 func (db *DB) CreateEpisodes(ctx context.Context, eps []*graph.Episode) []graph.CreateResult {
 	out := make([]graph.CreateResult, len(eps))
-	// Keys are looked up at once; what is not a replay is then written in order:
-	// each one counted against a quota alone, the others into the group commit
-	// together, so an episode commits no later than the next one of the call.
-	var wg sync.WaitGroup
-	write := make([]bool, len(eps))
-	for i, e := range eps {
-		write[i] = e.IdempotencyKey == ""
-		if !write[i] {
-			wg.Go(func() {
-				prior, used, err := db.byIdempotencyKey(ctx, e)
-				switch {
-				case err != nil || prior != nil:
-					out[i] = replay(prior, e, err)
-				case used: // by a request to another space
-					out[i] = graph.CreateResult{Err: errKeyReused}
-				default:
-					write[i] = true
-				}
-			})
-		}
-	}
-	wg.Wait()
+	// In order: each one counted against a quota alone, the others into the group
+	// commit together, so an episode commits no later than the next one of the call.
+	// Each write's idempotency key is looked up in its own transaction (episode_create).
 	var grouped []*graph.Episode
 	var at []int
 	for i, e := range eps {
-		switch {
-		case !write[i]:
-		case e.PublicQuota > 0:
-			out[i] = created(e, db.createAlone(ctx, e))
-		default:
-			grouped, at = append(grouped, e), append(at, i)
+		if e.PublicQuota > 0 {
+			res, err := db.createAlone(ctx, e)
+			out[i] = created(e, res, err)
+			continue
 		}
+		grouped, at = append(grouped, e), append(at, i)
 	}
-	for k, err := range db.commitEpisodes(ctx, grouped) {
-		out[at[k]] = created(grouped[k], err)
+	for k, res := range db.commitEpisodes(ctx, grouped) {
+		out[at[k]] = res
 	}
 	return out
 }
 
-// created is the result of writing e: err is the write's.
-func created(e *graph.Episode, err error) graph.CreateResult {
+// created is the result of writing e: err is the write's, and res what it found, when
+// it succeeded: e stored, or the episode an earlier request with e's key stored.
+func created(e *graph.Episode, res graph.CreateResult, err error) graph.CreateResult {
 	if isConstraintViolation(err) && e.IdempotencyKey != "" {
 		// Another request with this key committed between our look-up and our write,
 		// or is committing now: one winner, and this one is told to retry.
@@ -88,7 +68,7 @@ func created(e *graph.Episode, err error) graph.CreateResult {
 	if err != nil {
 		return graph.CreateResult{Err: err}
 	}
-	return graph.CreateResult{Episode: e}
+	return res
 }
 
 // gone answers a write to the space of an agent that was erased, or of a team that
@@ -118,11 +98,11 @@ func (db *DB) txPublicWrite(ctx context.Context, tx neo4j.ManagedTransaction, e 
 	return nil
 }
 
-func replay(prior, e *graph.Episode, err error) graph.CreateResult {
-	switch {
-	case err != nil:
-		return graph.CreateResult{Err: err}
-	case prior.RequestHash != e.RequestHash:
+// replay is the answer to e, whose key an earlier request used: the episode it
+// stored in e's space (prior), when it was the same request; or, for another request
+// (another body, or another space: used without a prior here), errKeyReused.
+func replay(prior, e *graph.Episode) graph.CreateResult {
+	if prior == nil || prior.RequestHash != e.RequestHash {
 		return graph.CreateResult{Err: errKeyReused}
 	}
 	return graph.CreateResult{Episode: prior, Replayed: true}
@@ -130,20 +110,19 @@ func replay(prior, e *graph.Episode, err error) graph.CreateResult {
 
 var errKeyReused = graph.Errorf(graph.EUNPROCESSABLE, "this Idempotency-Key was used for a different request")
 
-// byIdempotencyKey finds the episode stored under e's key in the space e is written
-// to (the key is already scoped to host key and requester by its hash), and whether
-// the key is used at all, in that space or another.
-func (db *DB) byIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Episode, bool, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_by_idempotency_key",
-		visParams(graph.Visible{GroupIDs: []string{e.GroupID}}, map[string]any{"key": e.IdempotencyKey}))
+// txByIdempotencyKey finds the episode stored under e's key in the space e is written
+// to, and whether the key is used at all, in that space or another (the same look-up
+// episode_create makes for each episode: idempotency_prior).
+func (db *DB) txByIdempotencyKey(ctx context.Context, tx neo4j.ManagedTransaction, e *graph.Episode) (*graph.Episode, bool, error) {
+	records, err := db.txRun(ctx, tx, "episode_by_idempotency_key", map[string]any{"key": e.IdempotencyKey, "group_id": e.GroupID})
 	if err != nil || len(records) == 0 {
 		return nil, false, err
 	}
 	used, _ := records[0].Values[1].(bool)
-	if records[0].Values[0] == nil {
-		return nil, used, nil
+	if n, ok := records[0].Values[0].(neo4j.Node); ok {
+		return episodeFromNode(n), used, nil
 	}
-	return episodeFromNode(records[0].Values[0].(neo4j.Node)), used, nil
+	return nil, used, nil
 }
 
 func (db *DB) GetEpisode(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
@@ -425,7 +404,7 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 		if err != nil {
 			return nil, err
 		}
-		if len(records) == 0 {
+		if len(records) == 0 || records[0].Values[1] == nil {
 			return nil, gone(copied)
 		}
 		return copied, db.txAudit(ctx, tx, ev)

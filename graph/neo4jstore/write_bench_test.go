@@ -16,6 +16,7 @@ import (
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 	"github.com/memgate/memgate/handlers"
 	"github.com/memgate/memgate/service"
@@ -101,7 +102,7 @@ func BenchmarkWrites(b *testing.B) {
 	for _, w := range writes {
 		for _, writers := range w.writersAt {
 			b.Run(fmt.Sprintf("%s/writers-%d", w.name, writers), func(b *testing.B) {
-				concurrently(b, writers, w.memories, func(writer, n int) error { return w.write(agents[writer], n) })
+				concurrently(b, writers, w.memories, func(writer, n int) error { return w.write(agents[writer], n) }, queryCounts(db))
 			})
 		}
 	}
@@ -124,10 +125,21 @@ func BenchmarkWrites(b *testing.B) {
 	})
 }
 
+// queryCounts returns a function that reads how often each named query of db has run.
+func queryCounts(db *neo4jstore.DB) func() map[string]int64 {
+	return func() map[string]int64 {
+		out := map[string]int64{}
+		db.QueryStats(func(name string, s *neo4jstore.QueryStat) { out[name] = s.Count.Load() })
+		return out
+	}
+}
+
 // concurrently runs b.N requests of write over writers goroutines (writer w makes
-// requests w, w+writers, ...) and reports each request's p50 and p99 in microseconds
-// and the memories accepted per second (memories a request carries).
-func concurrently(b *testing.B, writers, memories int, write func(writer, n int) error) {
+// requests w, w+writers, ...) and reports each request's p50 and p99 in microseconds,
+// the memories accepted per second (memories a request carries) and, when counts is
+// given, how many times each named query ran per request (a group commit's
+// episode_create once for its group: the inverse of the mean group size).
+func concurrently(b *testing.B, writers, memories int, write func(writer, n int) error, counts ...func() map[string]int64) {
 	for warm := time.Now(); time.Since(warm) < 5*time.Second; { // the JIT and the pool
 		if err := write(0, 0); err != nil {
 			b.Fatal(err)
@@ -139,6 +151,10 @@ func concurrently(b *testing.B, writers, memories int, write func(writer, n int)
 		errs []error
 		wg   sync.WaitGroup
 	)
+	var before map[string]int64
+	if len(counts) > 0 {
+		before = counts[0]()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for w := 0; w < writers; w++ {
@@ -167,4 +183,11 @@ func concurrently(b *testing.B, writers, memories int, write func(writer, n int)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(b.N*memories)/elapsed.Seconds(), "memories/s")
+	if len(counts) > 0 {
+		for name, n := range counts[0]() {
+			if d := n - before[name]; d > 0 {
+				b.ReportMetric(float64(d)/float64(b.N), name+"/req")
+			}
+		}
+	}
 }
