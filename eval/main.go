@@ -85,6 +85,8 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "the file whose eval section is rewritten; empty: print only")
 	graphitiN := flag.Int("graphiti", 0, "the first conversations to run through graphiti-core's add_episode with the model at -llm (as -llm-limit's); 0: none")
 	graphitiConstrained := flag.Int("graphiti-constrained", 0, "the first conversations to run through graphiti-core's add_episode with the model's output constrained to the schema, as memgate's is; 0: none")
+	ontologyPath := flag.String("ontology", "", "conversations with a declared ontology (eval/ontology.json), run with each extractor and scored by attribute; empty: none")
+	ontologyOnly := flag.Bool("ontology-only", false, "run the -ontology conversations alone, leaving the other sections of -out as they are")
 	flag.Parse()
 
 	c := readCorpus(*corpusPath)
@@ -123,6 +125,14 @@ func main() {
 	}
 	defer driver.Close(context.Background())
 
+	if *ontologyPath != "" {
+		if err := runOntology(runs, *binary, *neo4jURI, *ontologyPath, *out); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *ontologyOnly {
+		return
+	}
 	var results, checked []score
 	for _, x := range runs {
 		if !x.scenarioOnly {
@@ -600,8 +610,8 @@ func isJunk(name string) bool {
 }
 
 // serve starts memgate and returns its base URL once it is ready.
-func serve(binary string, env map[string]string) (string, func(), error) {
-	cmd := exec.Command(binary, "serve")
+func serve(binary string, env map[string]string, args ...string) (string, func(), error) {
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

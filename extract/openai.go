@@ -111,15 +111,19 @@ func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	var req map[string]any
-	if json.Unmarshal(body, &req) == nil {
-		if f, ok := req["response_format"].(map[string]any); ok && f["type"] == string(openai.ChatCompletionResponseFormatTypeJSONObject) {
-			if named, ok := f["json_schema"].(map[string]any); ok {
-				f["schema"] = named["schema"]
-				delete(f, "json_schema")
-				if moved, err := json.Marshal(req); err == nil {
-					body = moved
-				}
+	// Raw below the top: the schema goes on with its keys in the order written, the
+	// order a constraining server makes the model write them in (answerSchema).
+	var req, f, named map[string]json.RawMessage
+	var typ string
+	if json.Unmarshal(body, &req) == nil && json.Unmarshal(req["response_format"], &f) == nil &&
+		json.Unmarshal(f["type"], &typ) == nil && typ == string(openai.ChatCompletionResponseFormatTypeJSONObject) &&
+		json.Unmarshal(f["json_schema"], &named) == nil && named != nil {
+		f["schema"] = named["schema"]
+		delete(f, "json_schema")
+		if format, err := json.Marshal(f); err == nil {
+			req["response_format"] = format
+			if moved, err := json.Marshal(req); err == nil {
+				body = moved
 			}
 		}
 	}

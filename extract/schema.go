@@ -1,8 +1,10 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -34,12 +36,64 @@ func answerSchema[A any](edit func(*jsonschema.Schema)) json.RawMessage {
 		err = json.Unmarshal(b, &sorted)
 	}
 	if err == nil {
-		b, err = json.Marshal(sorted)
+		b, err = marshalAttributesLast(sorted, false)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("the answer schema of %T: %v", *new(A), err))
 	}
 	return b
+}
+
+// marshalAttributesLast writes v as json.Marshal does, keys sorted, except that a
+// property named "attributes" (a key of a "properties" object, when properties) comes
+// after the others. A branch of a typed entity or
+// fact then starts as the plain branch does ("name", "summary", "type"), and a server
+// that constrains the output to the schema lets the model write the entity first and
+// choose its type: sorted first, "attributes" made the model's opening "name" possible
+// in the plain branch alone, so a small model typed every entity Other and gave no
+// attributes (make eval's ontology table).
+func marshalAttributesLast(v any, properties bool) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if list, ok := v.([]any); ok {
+			var b bytes.Buffer
+			b.WriteByte('[')
+			for i, e := range list {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				j, err := marshalAttributesLast(e, false)
+				if err != nil {
+					return nil, err
+				}
+				b.Write(j)
+			}
+			b.WriteByte(']')
+			return b.Bytes(), nil
+		}
+		return json.Marshal(v)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	if _, ok := m["attributes"]; ok && properties {
+		keys = append(slices.DeleteFunc(keys, func(k string) bool { return k == "attributes" }), "attributes")
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(k)
+		val, err := marshalAttributesLast(m[k], k == "properties" && !properties)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // nullLast takes null from the type of a list (For allows it: a Go slice may be nil)
