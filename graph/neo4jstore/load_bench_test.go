@@ -205,8 +205,11 @@ func BenchmarkSearchUnderWrites(b *testing.B) {
 			n := b.N / 2
 			phase(0, func() { measure(b, n, search, idle) })
 			load := startWriters(b, agents, write)
-			for warm := time.Now(); time.Since(warm) < 2*time.Second; { // the writers under way
-				time.Sleep(100 * time.Millisecond)
+			// The writers under way: each of them has had a write answered, on average.
+			for deadline := time.Now().Add(time.Minute); len(load.took()) < len(agents); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("%d writes answered a minute after the writers started", len(load.took()))
+				}
 			}
 			from := len(load.took())
 			phase(1, func() { measure(b, n, search, loaded) })
