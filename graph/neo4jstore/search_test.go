@@ -310,33 +310,8 @@ func TestVectorPlan_SameAsExact(t *testing.T) {
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
-	now := time.Now().UTC()
 	alice, acme := "Alice"+run, "Acme"+run
-	roles := []string{"an engineer", "a nurse", "a designer", "a teacher", "a lawyer"}
-	// write puts n facts "Alice<run>-i works at Acme<run> as ...", each from a person
-	// entity of its own, into space.
-	write := func(space graph.Space, n int) {
-		names, texts := []string{acme}, []string{}
-		for i := range n {
-			names = append(names, fmt.Sprintf("%s-%d", alice, i))
-			texts = append(texts, fmt.Sprintf("%s-%d works at %s as %s.", alice, i, acme, roles[i%len(roles)]))
-		}
-		vectors, _ := emb.Embed(ctx, append(names, texts...))
-		var entities []*graph.EntityNode
-		for i, name := range names {
-			entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
-				CreatedAt: now, NameEmbedding: vectors[i]})
-		}
-		var facts []*graph.Fact
-		for i, text := range texts {
-			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "WORKS_AT", Fact: text, SourceUUID: entities[1+i].UUID,
-				TargetUUID: entities[0].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
-				FactEmbedding: vectors[len(names)+i]})
-		}
-		if err := db.SaveGraph(ctx, entities, facts); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(space graph.Space, n int) { saveWorksAt(t, db, run, space, n) }
 	small, middle := graph.DefaultOrg.Private("vplan-s-"+run), graph.DefaultOrg.Private("vplan-m-"+run)
 	decoy := graph.DefaultOrg.Private("vplan-d-" + run)
 	const middleSize = 400
@@ -410,5 +385,36 @@ func TestVectorPlan_SameAsExact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// saveWorksAt puts n facts "Alice<run>-i works at Acme<run> as ...", each from a person
+// entity of its own, into space, with the hashing embedder's vectors.
+func saveWorksAt(t *testing.T, db *neo4jstore.DB, run string, space graph.Space, n int) {
+	t.Helper()
+	ctx := context.Background()
+	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
+	now := time.Now().UTC()
+	alice, acme := "Alice"+run, "Acme"+run
+	roles := []string{"an engineer", "a nurse", "a designer", "a teacher", "a lawyer"}
+	names, texts := []string{acme}, []string{}
+	for i := range n {
+		names = append(names, fmt.Sprintf("%s-%d", alice, i))
+		texts = append(texts, fmt.Sprintf("%s-%d works at %s as %s.", alice, i, acme, roles[i%len(roles)]))
+	}
+	vectors, _ := emb.Embed(ctx, append(names, texts...))
+	var entities []*graph.EntityNode
+	for i, name := range names {
+		entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
+			CreatedAt: now, NameEmbedding: vectors[i]})
+	}
+	var facts []*graph.Fact
+	for i, text := range texts {
+		facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "WORKS_AT", Fact: text, SourceUUID: entities[1+i].UUID,
+			TargetUUID: entities[0].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
+			FactEmbedding: vectors[len(names)+i]})
+	}
+	if err := db.SaveGraph(ctx, entities, facts); err != nil {
+		t.Fatal(err)
 	}
 }

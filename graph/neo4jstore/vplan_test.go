@@ -2,7 +2,6 @@ package neo4jstore_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -88,31 +87,8 @@ func TestVectorPlan_InIndexSameAsExact(t *testing.T) {
 	run := uuid.NewString()[:8]
 	neo4jtest.ForgetAt(t, uri, run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
-	now := time.Now().UTC()
 	alice, acme := "Alice"+run, "Acme"+run
-	roles := []string{"an engineer", "a nurse", "a designer", "a teacher", "a lawyer"}
-	write := func(space graph.Space, n int) {
-		names, texts := []string{acme}, []string{}
-		for i := range n {
-			names = append(names, fmt.Sprintf("%s-%d", alice, i))
-			texts = append(texts, fmt.Sprintf("%s-%d works at %s as %s.", alice, i, acme, roles[i%len(roles)]))
-		}
-		vectors, _ := emb.Embed(ctx, append(names, texts...))
-		var entities []*graph.EntityNode
-		for i, name := range names {
-			entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
-				CreatedAt: now, NameEmbedding: vectors[i]})
-		}
-		var facts []*graph.Fact
-		for i, text := range texts {
-			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "WORKS_AT", Fact: text, SourceUUID: entities[1+i].UUID,
-				TargetUUID: entities[0].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
-				FactEmbedding: vectors[len(names)+i]})
-		}
-		if err := db.SaveGraph(ctx, entities, facts); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(space graph.Space, n int) { saveWorksAt(t, db, run, space, n) }
 	small, middle := graph.DefaultOrg.Private("ivplan-s-"+run), graph.DefaultOrg.Private("ivplan-m-"+run)
 	decoy := graph.DefaultOrg.Private("ivplan-d-" + run)
 	if neo4jstore.ExactFilteredMax >= 400 {
