@@ -23,25 +23,11 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	mark := "stale" + hex.EncodeToString(b[:])
-	neo4jtest.Forget(t, mark)
 	db := neo4jtest.DB(t)
-	svc := &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: db, Mem: db, Find: db, Queue: db, Audit: db,
-		Log: neo4jtest.Logger(t), Now: time.Now,
-		Limits: service.Limits{DefaultVisibility: "private", MaxContentBytes: 64 << 10, BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100}}
+	svc, mark, call := raceWorld(t, "stale", db, graph.Ontology{})
 	ctx := context.Background()
 	trusted := access.Host{Name: "agent-host", Trusted: true, Requesters: []string{"*"}}
 	admin := access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}
-	call := func(who string, h access.Host) service.Call {
-		t.Helper()
-		c, err := svc.Resolve(ctx, h, "", who+"-"+mark, nil, "stale-"+mark)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -120,4 +106,28 @@ func TestWrite_JudgedAgainstTheHolderItSaw(t *testing.T) {
 	if _, err := add(call("mallory", trusted), service.NewMemory{AgentID: agent, Text: "mallory's own", Visibility: "private"}); err != nil {
 		t.Errorf("the new owner writing its agent: %v", err)
 	}
+}
+
+// raceWorld is a service on the test Neo4j, its Directory dir, for the tests that race
+// a change against a decision: the mark its names carry (forgotten when the test
+// ends), and call, the call of who (who-mark) through host h.
+func raceWorld(t *testing.T, prefix string, dir graph.Directory, o graph.Ontology) (*service.Service, string, func(who string, h access.Host) service.Call) {
+	t.Helper()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	mark := prefix + hex.EncodeToString(b[:])
+	neo4jtest.Forget(t, mark)
+	db := neo4jtest.DB(t)
+	svc := &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: dir, Mem: db, Find: db, Queue: db, Audit: db,
+		Log: neo4jtest.Logger(t), Now: time.Now, Ontology: o,
+		Limits: service.Limits{DefaultVisibility: "private", MaxContentBytes: 64 << 10, BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100}}
+	call := func(who string, h access.Host) service.Call {
+		t.Helper()
+		c, err := svc.Resolve(context.Background(), h, "", who+"-"+mark, nil, prefix+"-"+mark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	return svc, mark, call
 }

@@ -2,16 +2,12 @@ package service_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
-	"time"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/access/accesstest"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
-	"github.com/memgate/memgate/service"
 )
 
 // readThen is a Directory that runs a step once, right after the next GetAgent or
@@ -50,26 +46,12 @@ func TestSetTypes_OnTheHolderItRead(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	mark := "types" + hex.EncodeToString(b[:])
-	neo4jtest.Forget(t, mark)
 	db := neo4jtest.DB(t)
 	dir := &readThen{Directory: db}
-	svc := &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: dir, Mem: db, Find: db, Queue: db, Audit: db,
-		Log: neo4jtest.Logger(t), Now: time.Now, Ontology: accesstest.TypesOntology,
-		Limits: service.Limits{DefaultVisibility: "private", MaxContentBytes: 64 << 10, BatchMaxItems: 10, PageSizeDefault: 20, PageSizeMax: 100}}
+	svc, mark, call := raceWorld(t, "types", dir, accesstest.TypesOntology)
 	ctx := context.Background()
 	trusted := access.Host{Name: "agent-host", Trusted: true, Requesters: []string{"*"}}
 	admin := access.Host{Name: "ops", Trusted: true, Admin: true, Requesters: []string{"*"}}
-	call := func(who string, h access.Host) service.Call {
-		t.Helper()
-		c, err := svc.Resolve(ctx, h, "", who+"-"+mark, nil, "types-"+mark)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
