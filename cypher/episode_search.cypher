@@ -13,7 +13,9 @@
 // the hits the index ranks ({limit: n}, or {} for all of them): ranking every match of
 // a common word costs more than the rest of the query, so the caller asks for a few
 // candidates first and again for more while the filter leaves fewer than $limit
-// (indexed is true).
+// (indexed is true). The index is eventually consistent (001_graphiti): it is asked
+// once it has taken in every transaction committed before this one began, so the
+// index plan finds the memories written before the search as the exact plan does.
 MATCH (v:Episodic) WHERE v.group_id IN $group_ids
 WITH v LIMIT $exact_max + 1
 WITH collect(v) AS visible
@@ -26,6 +28,7 @@ OPTIONAL CALL (visible) {
   RETURN x AS e, score
   UNION ALL
   WITH visible WHERE size(visible) > $exact_max
+  CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
   CALL db.index.fulltext.queryNodes('episode_content', $query, $options) YIELD node AS e, score
   WITH e AS x, score
   WHERE {{episode_filter}}

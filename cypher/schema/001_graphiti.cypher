@@ -20,8 +20,16 @@ CREATE INDEX created_at_edge_index IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON (e.
 CREATE INDEX expired_at_edge_index IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON (e.expired_at);
 CREATE INDEX valid_at_edge_index IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON (e.valid_at);
 CREATE INDEX invalid_at_edge_index IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON (e.invalid_at);
+// episode_content is eventually consistent: Neo4j applies a commit's episodes to it
+// after the commit, in the background, where a consistent fulltext index writes a
+// Lucene segment inside every commit. That was 42% of Neo4j's CPU samples writing
+// memories; a lone write transaction took 2.1 ms at p50 instead of 4.5 (BENCHMARKS.md,
+// "Writes"). episode_search waits for the index to take in what was committed before
+// it asks the index, so a search still finds every memory written before it. Migrate
+// rebuilds an index created otherwise (by an earlier memgate, or by Graphiti).
 CREATE FULLTEXT INDEX episode_content IF NOT EXISTS
-  FOR (e:Episodic) ON EACH [e.content, e.source, e.source_description, e.group_id];
+  FOR (e:Episodic) ON EACH [e.content, e.source, e.source_description, e.group_id]
+  OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}};
 CREATE FULLTEXT INDEX node_name_and_summary IF NOT EXISTS
   FOR (n:Entity) ON EACH [n.name, n.summary, n.group_id];
 CREATE FULLTEXT INDEX community_name IF NOT EXISTS

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -15,10 +16,12 @@ import (
 // versions did not record (authorship_backfill, org_backfill), and records the schema
 // version. A migration that requires a later Neo4j than the server's
 // (013_fact_group_vector: 2026.01) is skipped and its version recorded all the same
-// (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run when an
-// existing vector index was built for another size, since mixing sizes would break
-// every vector search, and rebuilds one built quantized or with other HNSW settings
-// (see 003_vector). Last it looks at which vector plans the server allows (vplan.go).
+// (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run
+// when an existing vector index was built for another size, since mixing sizes would
+// break every vector search, and rebuilds one built quantized or with other HNSW
+// settings (see 003_vector). It rebuilds an episode_content fulltext index that is not
+// eventually consistent, and then waits until it is online (001_graphiti). Last it
+// looks at which vector plans the server allows (vplan.go).
 func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	migrations, err := cypher.Migrations()
 	if err != nil {
@@ -52,6 +55,19 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			}
 		}
 	}
+	rebuildEpisodes, err := db.episodeIndexBuiltOtherwise(ctx)
+	if err != nil {
+		return err
+	}
+	if rebuildEpisodes {
+		// 001_graphiti creates it again, eventually consistent; the wait below keeps
+		// this start from serving episode searches before it is online.
+		db.log.WarnContext(ctx, "rebuilding the episode_content fulltext index as eventually consistent; start waits until it is online")
+		if _, err := neo4j.ExecuteQuery(ctx, db.driver, "DROP INDEX episode_content IF EXISTS", nil,
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			return db.storeError("dropping fulltext index episode_content", err)
+		}
+	}
 	for _, m := range migrations {
 		if m.Neo4j != "" && !cypher.AtLeast(server, m.Neo4j) {
 			db.log.InfoContext(ctx, "schema step skipped: it needs a later neo4j", "schema_step", fmt.Sprintf("%03d_%s", m.Version, m.Name),
@@ -76,6 +92,12 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			}
 		}
 	}
+	if rebuildEpisodes {
+		if _, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndexes($seconds)", map[string]any{"seconds": int64(episodeIndexWait / time.Second)},
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			return db.storeError("waiting for fulltext index episode_content", err)
+		}
+	}
 	for _, backfill := range []string{"authorship_backfill", "org_backfill", "webhook_backfill"} {
 		if _, err := db.run(ctx, neo4j.AccessModeWrite, backfill, nil); err != nil {
 			return err
@@ -90,6 +112,21 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	db.lookAtServer(ctx)
 	db.server.mu.Unlock()
 	return nil
+}
+
+// episodeIndexWait bounds how long a start waits for a rebuilt episode_content index
+// to be filled from the stored episodes.
+const episodeIndexWait = 30 * time.Minute
+
+// episodeIndexBuiltOtherwise reports whether episode_content exists but is not
+// eventually consistent (see 001_graphiti).
+func (db *DB) episodeIndexBuiltOtherwise(ctx context.Context) (bool, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "schema_episode_index", nil)
+	if err != nil || len(records) == 0 {
+		return false, err
+	}
+	consistent, _ := records[0].Get("eventually_consistent")
+	return consistent != true, nil
 }
 
 // The HNSW settings of the vector indexes; 003_vector says why.

@@ -75,6 +75,33 @@ func TestDB_Migrate(t *testing.T) {
 		}
 	})
 
+	// An episode_content index created as Graphiti and earlier memgates create it
+	// (consistent) is rebuilt eventually consistent; a migrated one is left alone.
+	t.Run("EpisodeIndexEventuallyConsistent", func(t *testing.T) {
+		// 1 when episode_content is online and eventually consistent.
+		online := func() int64 {
+			return neo4jtest.Count(t, "SHOW FULLTEXT INDEXES YIELD name, options, state "+
+				"WHERE name = 'episode_content' AND state = 'ONLINE' AND options.indexConfig.`fulltext.eventually_consistent` "+
+				"RETURN count(*)", nil)
+		}
+		if online() != 1 {
+			t.Fatal("after Migrate, episode_content is not an online eventually consistent index")
+		}
+		if err := neo4jtest.Run(neo4jtest.URI(t), "DROP INDEX episode_content", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := neo4jtest.Run(neo4jtest.URI(t), "CREATE FULLTEXT INDEX episode_content IF NOT EXISTS "+
+			"FOR (e:Episodic) ON EACH [e.content, e.source, e.source_description, e.group_id]", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+			t.Fatal(err)
+		}
+		if online() != 1 {
+			t.Error("Migrate over a consistent episode_content did not leave it online and eventually consistent")
+		}
+	})
+
 	t.Run("UUIDUnique", func(t *testing.T) {
 		err := db.CreateTwoEntitiesWithOneUUID(ctx)
 		if graph.ErrorCode(err) == "" {

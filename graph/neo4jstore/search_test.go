@@ -89,6 +89,36 @@ func TestSearchEpisodes_BothPlans(t *testing.T) {
 	}
 }
 
+// The episode fulltext index is eventually consistent (001_graphiti); the index plan
+// still finds each memory the moment its write is acknowledged, as the exact plan does.
+func TestSearchEpisodes_IndexPlanSeesEachWrite(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	space := graph.DefaultOrg.Private("fresh-" + run)
+	if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: space.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	vis := graph.Visible{GroupIDs: []string{space.GroupID()}}
+	for i := range 30 {
+		word := fmt.Sprintf("marker%s%d", run, i)
+		now := time.Now().UTC()
+		e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+			Content: "Dana parked the car at the " + word + " garage.", CreatedAt: now, ValidAt: now, Status: graph.StatusDone, Name: "fresh"}
+		if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		hits, err := db.SearchEpisodesPlan(ctx, word, vis, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].Episode.UUID != e.UUID {
+			t.Fatalf("write %d: the index plan found %d episodes for %q right after the write, want the one written", i, len(hits), word)
+		}
+	}
+}
+
 // Both plans of fact vector search on the same space: the same facts in the same
 // order, only from the visible set, even when another space holds hundreds of copies
 // of the best match (they fill the index's first candidates, and the search must ask
