@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -169,6 +171,12 @@ func (db *DB) SearchEpisodes(ctx context.Context, query string, vis graph.Visibl
 
 func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]graph.ScoredEpisode, error) {
 	records, err := db.textSearch(ctx, "episode_search", query, vis, f, limit, exactMax)
+	if noEpisodeIndex(err) {
+		// A start rebuilding episode_content (Migrate) dropped it a moment ago, and
+		// creates it again: the visible episodes are scored without it meanwhile.
+		db.log.WarnContext(ctx, "episode search runs without its fulltext index while it is rebuilt", "err", err)
+		records, err = db.textSearch(ctx, "episode_search", query, vis, f, limit, math.MaxInt32)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -528,4 +536,11 @@ func (db *DB) Usage(ctx context.Context, vis graph.Visible, q graph.UsageQuery) 
 	}
 	row := records[0].AsMap()
 	return graph.Usage{Memories: int(num(row["memories"])), Cost: costOf(row, "")}, nil
+}
+
+// noEpisodeIndex reports whether err says the episode_content index does not exist.
+func noEpisodeIndex(err error) bool {
+	var neoErr *neo4j.Neo4jError
+	return errors.As(err, &neoErr) && neoErr.Code == "Neo.ClientError.Procedure.ProcedureCallFailed" &&
+		strings.Contains(neoErr.Msg, "no such fulltext schema index: episode_content")
 }

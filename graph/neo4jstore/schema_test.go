@@ -87,8 +87,25 @@ func TestDB_Migrate(t *testing.T) {
 		if online() != 1 {
 			t.Fatal("after Migrate, episode_content is not an online eventually consistent index")
 		}
+		run := "ftrebuild-" + time.Now().Format("150405.000000")
+		neo4jtest.Forget(t, run)
+		space := graph.DefaultOrg.Private("ag-" + run)
+		if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: space.Agent, OwnerID: "alice-" + run, CreatedAt: time.Now().UTC()}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ep := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+			Content: "Dana repaints the boathouse.", CreatedAt: time.Now().UTC(), ValidAt: time.Now().UTC(), Status: graph.StatusDone, Name: "note"}
+		if res := db.CreateEpisodes(ctx, []*graph.Episode{ep})[0]; res.Err != nil {
+			t.Fatal(res.Err)
+		}
 		if err := neo4jtest.Run(neo4jtest.URI(t), "DROP INDEX episode_content", nil); err != nil {
 			t.Fatal(err)
+		}
+		// Between a rebuild's drop and its creation, episode search (the index plan
+		// forced) scores the visible episodes instead of failing.
+		hits, err := db.SearchEpisodesPlan(ctx, "boathouse", graph.Visible{GroupIDs: []string{space.GroupID()}}, 10, 0)
+		if err != nil || len(hits) != 1 || hits[0].Episode.UUID != ep.UUID {
+			t.Errorf("search without episode_content: %d hits, %v; want the one episode", len(hits), err)
 		}
 		if err := neo4jtest.Run(neo4jtest.URI(t), "CREATE FULLTEXT INDEX episode_content IF NOT EXISTS "+
 			"FOR (e:Episodic) ON EACH [e.content, e.source, e.source_description, e.group_id]", nil); err != nil {
