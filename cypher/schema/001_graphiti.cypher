@@ -23,8 +23,8 @@ CREATE INDEX invalid_at_edge_index IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON (e.
 // episode_content is eventually consistent: Neo4j applies a commit's episodes to it
 // after the commit, in the background, where a consistent fulltext index writes a
 // Lucene segment inside every commit. That was 42% of Neo4j's CPU samples writing
-// memories; a lone write transaction took 2.1 ms at p50 instead of 4.5 (BENCHMARKS.md,
-// "Writes"). episode_search waits for the index to take in what was committed before
+// memories; a lone write transaction now takes 1.5-1.8 ms at p50 instead of 3.2-3.9
+// (BENCHMARKS.md, "Writes near their floor"). episode_search waits for the index to take in what was committed before
 // it asks the index, so a search still finds every memory written before it. Migrate
 // rebuilds an index created otherwise (by an earlier memgate, or by Graphiti).
 CREATE FULLTEXT INDEX episode_content IF NOT EXISTS
