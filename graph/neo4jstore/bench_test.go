@@ -415,7 +415,7 @@ func BenchmarkResolvePrincipal(b *testing.B) {
 			id = "rp-" + run + "-unknown"
 		}
 		b.Logf("%s: principal_resolve reads %d db hits", who, profileHits(b, "principal_resolve",
-			map[string]any{"org": "", "id": id, "asserted": []string{}}))
+			map[string]any{"requests": []any{map[string]any{"i": int64(0), "org": "", "id": id, "asserted": []string{}}}}))
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers-%d", who, callers), func(b *testing.B) { resolutions(b, callers, resolve[who]) })
 		}
