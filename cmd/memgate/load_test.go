@@ -72,10 +72,11 @@ func TestLoad_Neo4jRestart(t *testing.T) {
 	if reliability {
 		outages, writers, episodes, rate = []time.Duration{5 * time.Second, 35 * time.Second}, 20, 4000, 200
 	}
-	for _, outage := range outages {
+	for i, outage := range outages {
 		t.Run(fmt.Sprintf("down-%v", outage), func(t *testing.T) {
+			// Each outage's writers and agents are its own: the load creates them.
 			res, recovered := underLoad(t, base, client.LoadOptions{Writers: writers, Episodes: episodes, Rate: rate, ResendEvery: 10,
-				Retry: 2 * time.Minute, Prefix: prefix},
+				Retry: 2 * time.Minute, Prefix: fmt.Sprintf("%s-%d", prefix, i)},
 				func() time.Time {
 					down()
 					down := time.Now()
