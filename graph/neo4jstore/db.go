@@ -60,6 +60,7 @@ type DB struct {
 	spanAttrs []attribute.KeyValue
 	finishes  *batch.Batcher[finish, bool] // webhook attempts recorded together
 	server    server                       // the Neo4j's version and vector plans (vplan.go)
+	firsts    firstRuns                    // the first run of a query that plans slowly goes alone (plans.go)
 }
 
 // QueryStat is how often a named query ran and how long it took in all, for metrics.
@@ -170,12 +171,20 @@ func (db *DB) Close(ctx context.Context) error {
 // transient errors) and returns its records.
 func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
+	text := db.queries.Get(name)
+	first, err := db.firsts.begin(ctx, name, text)
+	if err != nil {
+		return nil, db.storeError(name, err)
+	}
 	ctx, span := db.startQuery(ctx, name)
-	res, err := neo4j.ExecuteQuery(ctx, db.driver, db.queries.Get(name), params,
+	res, err := neo4j.ExecuteQuery(ctx, db.driver, text, params,
 		neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(db.database),
 		neo4j.ExecuteQueryWithBookmarkManager(db.bookmarksFor(ctx)),
 		routing(mode))
+	if first {
+		db.firsts.end(name, err == nil)
+	}
 	if err != nil {
 		endQuery(span, 0, err)
 		return nil, db.storeError(name, err)
@@ -203,14 +212,22 @@ func (db *DB) readOnce(ctx context.Context, name string, params map[string]any) 
 // records; the error is the driver's.
 func (db *DB) autoCommit(ctx context.Context, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
+	text := db.queries.Get(name)
+	first, err := db.firsts.begin(ctx, name, text)
+	if err != nil {
+		return nil, err
+	}
 	ctx, span := db.startQuery(ctx, name)
 	session := db.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: db.database,
 		AccessMode: mode, BookmarkManager: db.bookmarksFor(ctx)})
 	defer func() { _ = session.Close(context.WithoutCancel(ctx)) }()
-	res, err := session.Run(ctx, db.queries.Get(name), params)
+	res, err := session.Run(ctx, text, params)
 	var records []*neo4j.Record
 	if err == nil {
 		records, err = res.Collect(ctx)
+	}
+	if first {
+		db.firsts.end(name, err == nil)
 	}
 	endQuery(span, len(records), err)
 	return records, err

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,6 +29,44 @@ func (db *DB) IndexNames(ctx context.Context) (map[string]bool, error) {
 		names[name.(string)] = true
 	}
 	return names, nil
+}
+
+// KeptPlans plans afresh (replan=force) and profiles every loaded query that keeps
+// its plan (CYPHER replan=skip), and answers each one's steps: operator and details.
+// It profiles rather than explains: the driver's Plan.Children answers the last child
+// for every child (v5.28), its ProfiledPlan.Children each one.
+func (db *DB) KeptPlans(ctx context.Context) (map[string][]string, error) {
+	params := map[string]map[string]any{
+		"search_small": searchParams(graph.Visible{GroupIDs: []string{"plans-test"}}, graph.SearchFilter{}, 10,
+			map[string]any{"terms": []string{"plans"}, "embedding": nil, "exact_max": int64(exactSearchMax),
+				"facts": true, "entities": true, "episodes": true}),
+		"principal_resolve": {"requests": []any{map[string]any{"i": 0, "org": "", "id": "plans-test", "asserted": []string{"t"}}}},
+		"agent_get":         {"org": "", "id": "plans-test"},
+	}
+	plans := map[string][]string{}
+	for name, text := range db.queries {
+		rest, kept := strings.CutPrefix(text, replanSkip)
+		if !kept {
+			continue
+		}
+		if params[name] == nil {
+			return nil, fmt.Errorf("%s keeps its plan: KeptPlans needs parameters to profile it with", name)
+		}
+		res, err := neo4j.ExecuteQuery(ctx, db.driver, "CYPHER replan=force PROFILE "+rest, params[name],
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database))
+		if err != nil {
+			return nil, db.storeError(name, err)
+		}
+		var walk func(p neo4j.ProfiledPlan)
+		walk = func(p neo4j.ProfiledPlan) {
+			plans[name] = append(plans[name], fmt.Sprintf("%s %v", p.Operator(), p.Arguments()["Details"]))
+			for _, c := range p.Children() {
+				walk(c)
+			}
+		}
+		walk(res.Summary.Profile())
+	}
+	return plans, nil
 }
 
 func (db *DB) CreateTwoEntitiesWithOneUUID(ctx context.Context) error {
