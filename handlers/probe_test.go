@@ -163,7 +163,7 @@ func TestProbe_NoLeaks(t *testing.T) {
 	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{version.word}}, nil)
 	ps["alice"].c.must(http.StatusOK, "PATCH", "/v1/memories/"+version.memory, map[string]any{"tags": []string{"current"}}, nil)
 	seeds = append(seeds, version)
-	stopIngest := ingest(t, append(scopes, "team-"+team, "org-globex_team-"+team, "user-"+id("alice")+"-shared")...)
+	ingest(t, append(scopes, "team-"+team, "org-globex_team-"+team, "user-"+id("alice")+"-shared")...)
 
 	// Every memory done, then the ids of the facts and entities each space holds, read
 	// by a reader of it.
@@ -196,7 +196,6 @@ func TestProbe_NoLeaks(t *testing.T) {
 		t.Fatalf("%d facts found for %d seeds: extraction did not give the sweep its ids", len(facts), len(seeds))
 	}
 	withdraw(t, ps["bob"].c, withdrawn, bobsEmployer)
-	stopIngest() // every memory is extracted, and the sweep changes nothing
 	// A conflict held for review in each seed's space, its facts naming the seed's word.
 	conflicts := map[string]*seed{}
 	for _, s := range seeds[:len(seeds)-1] { // the version seed shares alice's private space

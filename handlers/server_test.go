@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -232,20 +231,16 @@ func TestErrors_OneShape(t *testing.T) {
 }
 
 // ingest runs the ingestion pipeline (the offline extractor and embedder) over the
-// spaces whose group_id starts with one of scopes, until the test ends or it calls
-// stop. Tests share the database, so each runs its own spaces only. An idle runner
-// polls the queue every 20 ms: a test that needs no more extraction stops its runners
-// rather than keep the database busy.
-func ingest(t *testing.T, scopes ...string) (stop func()) {
-	return ingestWith(t, false, scopes...)
+// spaces whose group_id starts with one of scopes, until the test ends. Tests share the
+// database, so each runs its own spaces only.
+func ingest(t *testing.T, scopes ...string) {
+	ingestWith(t, false, scopes...)
 }
 
 // ingestWith is ingest holding contradictions for review (memory.conflicts: review)
 // when review is set.
-func ingestWith(t *testing.T, review bool, scopes ...string) (stop func()) {
+func ingestWith(t *testing.T, review bool, scopes ...string) {
 	db := neo4jtest.DB(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	var running sync.WaitGroup
 	for _, scope := range scopes {
 		r := &extract.Runner{
 			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
@@ -254,9 +249,9 @@ func ingestWith(t *testing.T, review bool, scopes ...string) (stop func()) {
 			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
 			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 		}
-		running.Go(func() { r.Run(ctx) })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { r.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
 	}
-	stop = func() { cancel(); running.Wait() }
-	t.Cleanup(stop)
-	return stop
 }
