@@ -30,7 +30,10 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * Settings come from the environment (scripts/neo4j-local sets them):
  * NEO4J_LOCAL_BOLT_PORT (7687; 0 = a free port, printed on the ready line),
  * NEO4J_LOCAL_HTTP_PORT (7474, 0 = no Browser),
- * NEO4J_LOCAL_DATA (.data/neo4j), NEO4J_LOCAL_PAGECACHE_MB (256).
+ * NEO4J_LOCAL_DATA (.data/neo4j), NEO4J_LOCAL_PAGECACHE_MB (256),
+ * NEO4J_LOCAL_REPLAN_SECONDS (Neo4j's dbms.cypher.min_replan_interval; unset = Neo4j's
+ * 10 s): how long a cached query plan is kept before Neo4j checks whether the graph's
+ * statistics have moved enough to plan the query again.
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
@@ -45,7 +48,12 @@ public final class Main {
         long pageCache = intEnv("NEO4J_LOCAL_PAGECACHE_MB", 256) * 1024L * 1024L;
 
         long started = System.nanoTime();
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(data)
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(data);
+        int replan = intEnv("NEO4J_LOCAL_REPLAN_SECONDS", 0);
+        if (replan > 0) {
+            builder.setConfig(GraphDatabaseSettings.cypher_min_replan_interval, Duration.ofSeconds(replan));
+        }
+        DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(LOOPBACK, boltPort))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(LOOPBACK, boltPort))
