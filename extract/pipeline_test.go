@@ -625,6 +625,29 @@ func TestPipeline_TwoRunners(t *testing.T) {
 	}
 }
 
+// TestPipeline_WokenByWrites: a runner that polls only once an hour still extracts at
+// once what its process makes claimable (graph.Queue.Queued): the next episode of a
+// space when the one before it is saved, and an episode queued while it is idle.
+func TestPipeline_WokenByWrites(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	r := p.runner(2, 3)
+	r.Poll = time.Hour
+	p.start(r)
+	// The second is claimable only once the first is saved.
+	inOrder := []*graph.Episode{p.add(p.space("a"), "note one"), p.add(p.space("a"), "note two")}
+	for _, e := range p.wait(inOrder, 20*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s", e.Content, e.Status)
+		}
+	}
+	// The runner has found the queue empty and waits for its hour.
+	later := p.add(p.space("b"), "note three")
+	if e := p.wait([]*graph.Episode{later}, 20*time.Second)[0]; e.Status != graph.StatusDone {
+		t.Fatalf("%s: %s", e.Content, e.Status)
+	}
+}
+
 // TestPipeline_AmbiguousNames sends names that are close but not the same to one
 // batched LLM call: "Robert J. Smith" is judged the stored "Robert Smith", "Robert
 // Smithson" is not and becomes an entity of its own.

@@ -64,7 +64,7 @@ type Runner struct {
 	Lease       time.Duration
 	MaxAttempts int
 	Backoff     time.Duration // first retry delay; doubles per attempt, with jitter, at most 5 minutes
-	Poll        time.Duration // how often an idle worker looks for work
+	Poll        time.Duration // how often an idle claimer looks for work queued by other processes (Queue.Queued wakes it for its own)
 	Scope       string        // group_id prefix to work on; "" for every space
 	Log         *slog.Logger
 	Metrics     *Metrics
@@ -224,6 +224,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		// A claim is not cut short by shutdown: one cut after its transaction committed
 		// would leave its episodes leased to no one until the lease expires. What it
 		// claimed once the end began goes back at once.
+		queued := r.Queue.Queued() // taken before the claim, so nothing queued after its read is missed
 		claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		eps, taken, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		cancel()
@@ -254,6 +255,14 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
+		case <-queued:
+			// Every idle claimer of the process wakes at once: a random pause of up to
+			// wakeSpread keeps two of one scope from reading the same candidates together.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(mrand.N(wakeSpread)):
+			}
 		}
 		if err != nil { // the store is down: back off up to 10 s instead of polling hard
 			wait = min(2*wait, 10*time.Second)
@@ -262,6 +271,9 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		}
 	}
 }
+
+// wakeSpread bounds the random pause of a claimer woken by its process's write.
+const wakeSpread = 20 * time.Millisecond
 
 // prepare extracts and resolves a claimed episode: everything of an attempt but the
 // save.

@@ -174,6 +174,10 @@ type Queue interface {
 	// QueueDepth counts the episodes not done (queued, processing, failed) in the
 	// spaces whose group_id starts with scope ("" for all).
 	QueueDepth(ctx context.Context, scope string) (map[string]int, error)
+	// Queued returns a channel closed the next time an episode may have become
+	// claimable through this process (queued, handed back, or the one before it in
+	// its space finished); what other processes queue is seen only by claiming.
+	Queued() <-chan struct{}
 }
 
 // Claimed is a leased episode and the earlier episodes of its space.

@@ -232,7 +232,8 @@ func TestErrors_OneShape(t *testing.T) {
 
 // ingest runs the ingestion pipeline (the offline extractor and embedder) over the
 // spaces whose group_id starts with one of scopes, until the test ends. Tests share the
-// database, so each runs its own spaces only.
+// database, so each runs its own spaces only. The runners claim at once what the
+// test's server queues (graph.Queue.Queued); their poll finds the retries due.
 func ingest(t *testing.T, scopes ...string) {
 	ingestWith(t, false, scopes...)
 }
@@ -246,7 +247,7 @@ func ingestWith(t *testing.T, review bool, scopes ...string) {
 			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
 			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now,
 				Review: review},
-			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 20 * time.Millisecond,
+			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 250 * time.Millisecond,
 			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 		}
 		ctx, cancel := context.WithCancel(context.Background())

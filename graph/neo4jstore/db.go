@@ -190,6 +190,9 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 		return nil, db.storeError(name, err)
 	}
 	endQuery(span, len(res.Records), nil)
+	if queuing[name] {
+		claimable.notify()
+	}
 	return res.Records, nil
 }
 
@@ -247,10 +250,16 @@ func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.
 	if mode == neo4j.AccessModeRead {
 		execute = session.ExecuteRead
 	}
-	out, err := execute(ctx, fn)
+	var queued atomic.Bool // set by txRun when fn runs a queuing query
+	out, err := execute(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		return fn(&queuingTx{tx, &queued})
+	})
 	closeErr := session.Close(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, db.storeError("transaction", err)
+	}
+	if queued.Load() {
+		claimable.notify()
 	}
 	if closeErr != nil {
 		db.log.WarnContext(ctx, "closing a session", "error", closeErr.Error())
@@ -258,9 +267,19 @@ func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.
 	return out, nil
 }
 
+// queuingTx is inTx's transaction: it notes whether a queuing query ran in it, so
+// that idle runners are woken once it has committed.
+type queuingTx struct {
+	neo4j.ManagedTransaction
+	queued *atomic.Bool
+}
+
 // txRun runs one named query inside a transaction and collects its records.
 func (db *DB) txRun(ctx context.Context, tx neo4j.ManagedTransaction, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
+	if q, ok := tx.(*queuingTx); ok && queuing[name] {
+		q.queued.Store(true)
+	}
 	ctx, span := db.startQuery(ctx, name)
 	res, err := tx.Run(ctx, db.queries.Get(name), params)
 	if err != nil {
