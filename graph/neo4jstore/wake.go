@@ -3,10 +3,11 @@ package neo4jstore
 import "sync"
 
 // Waking idle runners. A runner with nothing to claim polls the queue (ingest.poll);
-// an episode this process makes claimable wakes it at once instead: a write queued
-// through this replica starts extracting without waiting for the next poll, and the
-// poll can be slow without slowing that write. What another replica queues is found
-// at the next poll.
+// an episode this process makes claimable wakes it instead (the runner claims after a
+// random pause of at most 20 ms, extract's wakeSpread): a write queued through this
+// replica starts extracting without waiting for the next poll, and the poll can be
+// slow without slowing that write. What another replica queues is found at the next
+// poll.
 //
 // The signal is the process's, not one store's: a runner may hold a store of its own
 // (tests open one per part); a runner woken for another database claims once for
