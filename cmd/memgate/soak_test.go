@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -98,7 +99,12 @@ func TestSoak(t *testing.T) {
 		100*float64(errors)/float64(requests), median(early, rss)/(1<<20), median(late, rss)/(1<<20), 100*rssGrowth,
 		median(early, goroutines), median(late, goroutines), 100*goGrowth, res.Acknowledged, res.Lost, res.Duplicates)
 	if rssGrowth > 0.10 || goGrowth > 0.10 {
-		t.Errorf("memory grew %.1f %%, goroutines %.1f %%: not flat", 100*rssGrowth, 100*goGrowth)
+		// The whole series, to tell a leak (a climb) from a step (work in flight).
+		var series strings.Builder
+		for _, s := range samples {
+			fmt.Fprintf(&series, " %.0f", s.goroutines)
+		}
+		t.Errorf("memory grew %.1f %%, goroutines %.1f %%: not flat; goroutines every 10 s:%s", 100*rssGrowth, 100*goGrowth, series.String())
 	}
 	if float64(errors) > 0.001*float64(requests) {
 		t.Errorf("%d errors in %d requests", errors, requests)
