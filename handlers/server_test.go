@@ -232,7 +232,7 @@ func TestErrors_OneShape(t *testing.T) {
 
 // ingest runs the ingestion pipeline (the offline extractor and embedder) over the
 // spaces whose group_id starts with one of scopes, until the test ends. Tests share the
-// database, so each runs its own spaces only. The runners claim at once what the
+// database, so each runs its own spaces only. The runners claim within 20 ms what the
 // test's server queues (graph.Queue.Queued); their poll finds the retries due.
 func ingest(t *testing.T, scopes ...string) {
 	ingestWith(t, false, scopes...)
