@@ -21,8 +21,8 @@ import (
 // python/memgate-autogen/tests/test_autogen.py, whose AssistantAgent with a
 // MemgateMemory must get the owner's fact in its prompt, while another requester's
 // memory for the same agent sees nothing, and whose clear deletes only what it wrote.
-// AutoGen comes from PyPI into .data/autogen-venv (scripts/autogen-venv) on the first
-// run, about 40 s; later runs reuse it.
+// AutoGen comes from PyPI into a venv of the machine's (scripts/autogen-venv) on the
+// first run, about 40 s; later runs, from any checkout, reuse it.
 func TestAutoGen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
