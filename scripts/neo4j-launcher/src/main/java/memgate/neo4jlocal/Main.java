@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -34,6 +35,8 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * NEO4J_LOCAL_REPLAN_SECONDS (Neo4j's dbms.cypher.min_replan_interval; unset = Neo4j's
  * 10 s): how long a cached query plan is kept before Neo4j checks whether the graph's
  * statistics have moved enough to plan the query again.
+ * NEO4J_LOCAL_SETTINGS: more Neo4j settings, "name=value" pairs separated by spaces,
+ * applied last.
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
@@ -53,7 +56,7 @@ public final class Main {
         if (replan > 0) {
             builder.setConfig(GraphDatabaseSettings.cypher_min_replan_interval, Duration.ofSeconds(replan));
         }
-        DatabaseManagementService dbms = builder
+        builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(LOOPBACK, boltPort))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(LOOPBACK, boltPort))
@@ -62,8 +65,15 @@ public final class Main {
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCache)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "1 files")
-                .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
-                .build();
+                .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false);
+        String more = settingsEnv("NEO4J_LOCAL_SETTINGS");
+        if (!more.isEmpty()) {
+            Path file = Files.createTempFile("neo4j-local", ".conf");
+            Files.writeString(file, more);
+            file.toFile().deleteOnExit();
+            builder.loadPropertiesFromFile(file);
+        }
+        DatabaseManagementService dbms = builder.build();
 
         HttpServer browser = httpPort > 0 ? serveBrowser(httpPort, boltPort) : null;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -149,6 +159,21 @@ public final class Main {
     private static String env(String name, String fallback) {
         String value = System.getenv(name);
         return value == null || value.isBlank() ? fallback : value;
+    }
+
+    /** The name=value pairs of the variable name, one per line as in neo4j.conf. */
+    private static String settingsEnv(String name) {
+        StringBuilder conf = new StringBuilder();
+        for (String pair : env(name, "").trim().split("\\s+")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            if (pair.indexOf('=') <= 0) {
+                throw new IllegalArgumentException(name + " holds name=value pairs, got '" + pair + "'");
+            }
+            conf.append(pair).append('\n');
+        }
+        return conf.toString();
     }
 
     private static int intEnv(String name, int fallback) {
