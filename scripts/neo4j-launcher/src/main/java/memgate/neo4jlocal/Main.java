@@ -36,7 +36,7 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * 10 s): how long a cached query plan is kept before Neo4j checks whether the graph's
  * statistics have moved enough to plan the query again.
  * NEO4J_LOCAL_SETTINGS: more Neo4j settings, "name=value" pairs separated by spaces,
- * applied last.
+ * read as a neo4j.conf would be (for settings the launcher does not set itself).
  */
 public final class Main {
     private static final String LOOPBACK = "127.0.0.1";
