@@ -626,8 +626,9 @@ func TestPipeline_TwoRunners(t *testing.T) {
 }
 
 // TestPipeline_WokenByWrites: a runner that polls only once an hour still extracts,
-// without waiting for its poll, what its process makes claimable (graph.Queue.Queued): the next episode of a
-// space when the one before it is saved, and an episode queued while it is idle.
+// without waiting for its poll, what its process makes claimable (graph.Queue.Queued):
+// the next episode of a space when the one before it is saved, and an episode queued
+// while it is idle.
 func TestPipeline_WokenByWrites(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
