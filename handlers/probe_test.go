@@ -21,8 +21,9 @@ import (
 // with the same requester ids, the same agent ids and a team of the same name, whose
 // memories carry words of theirs. Every principal (under make test, one of each kind:
 // probeSkips) then asks every id route for every id (memories, facts, entities,
-// agents, the team), lists and searches every agent, over REST and MCP, tries what it
-// may not change, and a forged requester is tried through each kind of credential. Expected: no planted word in any answer to a principal who
+// agents, the team), lists and searches every agent, over
+// REST and MCP, tries what it may not change, and a forged requester is tried through
+// each kind of credential. Expected: no planted word in any answer to a principal who
 // may not read its space; nothing invisible answers anything but 404; no 500; and the
 // 403s, per requester, are exactly the denial events of the audit log. Three more
 // public memories, each naming an entity another public memory keeps, are withdrawn
