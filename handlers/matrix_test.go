@@ -399,17 +399,10 @@ func (a agentDelegates) expired(id func(string) string, principals []string) boo
 	return true
 }
 
-// httpOperations are the operations of the matrix TestMatrix runs over HTTP;
-// service/matrix_test.go runs every operation through the service layer, so this
-// test's part is what HTTP adds: routes, status codes, request and answer shapes.
-var httpOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
-	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
-	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move",
-	"subscribe", "webhook_event", "set_types", "set_team_types"}
-
-// TestMatrix runs the cells of access/testdata/matrix.json of httpOperations through
-// the HTTP API on a real Neo4j (accesstest.Run), then checks that list and search
-// agree with get, and that every 403 left exactly one namespace_denied audit event.
+// TestMatrix runs the cells of access/testdata/matrix.json the HTTP tier decides
+// (accesstest.OverHTTP) through the HTTP API on a real Neo4j (accesstest.Run), then
+// checks that list and search agree with get, and that every 403 left exactly one
+// namespace_denied audit event.
 func TestMatrix(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -468,10 +461,10 @@ func TestMatrix(t *testing.T) {
 	})
 }
 
-// Perform runs one cell of httpOperations for accesstest.Run and keeps what a list
+// Perform runs one cell the HTTP tier decides for accesstest.Run and keeps what a list
 // or search showed.
 func (w *world) Perform(c accesstest.Cell) string {
-	if !slices.Contains(httpOperations, c.Operation) || httpMatrixSkips[c.Principal] {
+	if !accesstest.OverHTTP(c) {
 		return accesstest.Undecided
 	}
 	got, shown := w.run(c)

@@ -19,10 +19,10 @@ import (
 // with a JWT), each with an agent whose private and public memories carry words of
 // their own, a team, a share; and five principals of a second organization (globex)
 // with the same requester ids, the same agent ids and a team of the same name, whose
-// memories carry words of theirs. Every principal then asks every id route for every id
-// (memories, facts, entities, agents, the team), lists and searches every agent, over
-// REST and MCP, tries what it may not change, and a forged requester is tried through
-// each kind of credential. Expected: no planted word in any answer to a principal who
+// memories carry words of theirs. Every principal (under make test, one of each kind:
+// probeSkips) then asks every id route for every id (memories, facts, entities,
+// agents, the team), lists and searches every agent, over REST and MCP, tries what it
+// may not change, and a forged requester is tried through each kind of credential. Expected: no planted word in any answer to a principal who
 // may not read its space; nothing invisible answers anything but 404; no 500; and the
 // 403s, per requester, are exactly the denial events of the audit log. Three more
 // public memories, each naming an entity another public memory keeps, are withdrawn
@@ -252,9 +252,13 @@ func TestProbe_NoLeaks(t *testing.T) {
 	}
 	// Each principal sweeps on its own goroutine, four at a time: the requests are
 	// independent (every change tried is refused), and a sweep waits on round trips.
+	// make test leaves out the principals of probeSkips.
 	var wg sync.WaitGroup
 	lanes := make(chan struct{}, 4)
 	for _, who := range names {
+		if probeSkips[who] {
+			continue
+		}
 		wg.Add(1)
 		lanes <- struct{}{}
 		go func() {
@@ -404,8 +408,8 @@ func TestProbe_NoLeaks(t *testing.T) {
 		}
 		total403, totalEvents = total403+forbidden[who], totalEvents+events
 	}
-	t.Logf("probe: %d principals, %d seeds, %d facts, %d entities, %d conflicts; %d requests: %d answered 403 (%d denial events), %d answered 404",
-		len(names), len(seeds), len(facts), len(entities), len(conflicts), requests, total403, totalEvents, notFound)
+	t.Logf("probe: %d principals (%d sweeping), %d seeds, %d facts, %d entities, %d conflicts; %d requests: %d answered 403 (%d denial events), %d answered 404",
+		len(names), len(names)-len(probeSkips), len(seeds), len(facts), len(entities), len(conflicts), requests, total403, totalEvents, notFound)
 
 	// Every event each principal's webhooks received is about a space it may read, and
 	// carries no word of another memory; each received what it should.
