@@ -224,7 +224,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		// A claim is not cut short by shutdown: one cut after its transaction committed
 		// would leave its episodes leased to no one until the lease expires. What it
 		// claimed once the end began goes back at once.
-		queued := r.Queue.Queued() // taken before the claim, so nothing queued after its read is missed
+		queued := r.Queue.Queued(r.Scope) // taken before the claim, so nothing queued after its read is missed
 		claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		eps, taken, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		cancel()

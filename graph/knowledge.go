@@ -176,8 +176,9 @@ type Queue interface {
 	QueueDepth(ctx context.Context, scope string) (map[string]int, error)
 	// Queued returns a channel closed the next time an episode may have become
 	// claimable through this process (queued, handed back, or the one before it in
-	// its space finished); what other processes queue is seen only by claiming.
-	Queued() <-chan struct{}
+	// its space finished) in a space whose group_id starts with scope; what other
+	// processes queue is seen only by claiming.
+	Queued(scope string) <-chan struct{}
 }
 
 // Claimed is a leased episode and the earlier episodes of its space.

@@ -190,9 +190,9 @@ func (db *DB) run(ctx context.Context, mode neo4j.AccessMode, name string, param
 		return nil, db.storeError(name, err)
 	}
 	endQuery(span, len(res.Records), nil)
-	if queuing[name] {
-		claimable.notify()
-	}
+	var w wakeup
+	w.add(name, params)
+	w.notify()
 	return res.Records, nil
 }
 
@@ -250,7 +250,7 @@ func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.
 	if mode == neo4j.AccessModeRead {
 		execute = session.ExecuteRead
 	}
-	var queued atomic.Bool // set by txRun when fn runs a queuing query
+	var queued wakeup // added to by txRun when fn runs a queuing query
 	out, err := execute(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		return fn(&queuingTx{tx, &queued})
 	})
@@ -258,27 +258,25 @@ func (db *DB) inTx(ctx context.Context, mode neo4j.AccessMode, fn func(tx neo4j.
 	if err != nil {
 		return nil, db.storeError("transaction", err)
 	}
-	if queued.Load() {
-		claimable.notify()
-	}
+	queued.notify()
 	if closeErr != nil {
 		db.log.WarnContext(ctx, "closing a session", "error", closeErr.Error())
 	}
 	return out, nil
 }
 
-// queuingTx is inTx's transaction: it notes whether a queuing query ran in it, so
-// that idle runners are woken once it has committed.
+// queuingTx is inTx's transaction: it notes the queuing queries run in it, so that
+// their idle runners are woken once it has committed.
 type queuingTx struct {
 	neo4j.ManagedTransaction
-	queued *atomic.Bool
+	queued *wakeup
 }
 
 // txRun runs one named query inside a transaction and collects its records.
 func (db *DB) txRun(ctx context.Context, tx neo4j.ManagedTransaction, name string, params map[string]any) ([]*neo4j.Record, error) {
 	defer db.observe(name, time.Now())
-	if q, ok := tx.(*queuingTx); ok && queuing[name] {
-		q.queued.Store(true)
+	if q, ok := tx.(*queuingTx); ok {
+		q.queued.add(name, params)
 	}
 	ctx, span := db.startQuery(ctx, name)
 	res, err := tx.Run(ctx, db.queries.Get(name), params)

@@ -236,8 +236,9 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			for j, f := range w.Facts {
 				edges[j] = f.UUID
 			}
-			done = append(done, map[string]any{"uuid": w.Episode.UUID, "entity_edges": edges, "context": nonNil(w.Context),
-				"cost": costProps(w.Cost)})
+			// group_id: the space whose next episode the save makes claimable (queuedIn).
+			done = append(done, map[string]any{"uuid": w.Episode.UUID, "group_id": w.Episode.GroupID, "entity_edges": edges,
+				"context": nonNil(w.Context), "cost": costProps(w.Cost)})
 		}
 		if len(done) == 0 && len(charged) == 0 {
 			return nil, nil
