@@ -20,10 +20,11 @@ var claimable = signal{waiting: map[string]chan struct{}{}}
 // queuing names the queries after whose commit an episode may be claimable: one
 // queued (created, changed, moved back to the queue, handed back, or re-extracted as
 // the context of an erased one), or the end of the one before it in its space
-// (saved, erased).
+// (saved, failed for good, erased).
 var queuing = map[string]bool{
 	"episode_create": true, "episode_update": true, "episode_unlink": true, "episode_requeue_context_users": true,
 	"episode_return": true, "episode_requeue": true, "team_dissolve": true, "graph_save": true, "episode_delete": true,
+	"episode_release": true,
 }
 
 // queuedIn names the spaces a queuing query may have made an episode claimable in,

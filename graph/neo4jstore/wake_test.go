@@ -43,7 +43,11 @@ func TestWake_ByScope(t *testing.T) {
 		{"episode_update", map[string]any{"group_id": "agent-a-public", "uuid": "u"}, nil}, // it may leave a space
 		{"team_dissolve", map[string]any{"group_id": "team-x"}, nil},                       // its memories go to their agents' spaces
 		{"episode_return", map[string]any{"uuid": "u"}, nil},
+		{"episode_release", map[string]any{"uuid": "u", "retry_at": nil}, nil}, // failed for good: its space's next is due
 	} {
+		if !queuing[c.name] {
+			t.Errorf("%s wakes no runner", c.name)
+		}
 		if got := queuedIn(c.name, c.params); !slices.Equal(got, c.want) || (got == nil) != (c.want == nil) {
 			t.Errorf("%s %v: queued in %q, want %q", c.name, c.params, got, c.want)
 		}
