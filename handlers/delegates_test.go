@@ -289,7 +289,7 @@ func TestDelegate_Expires(t *testing.T) {
 	}
 	// Wait for the end by polling what the owner sees (the store's clock, which the
 	// principal's resolution reads too), then write once.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(30*time.Second), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		if d := w.delegates(w.owner); len(d) == 1 && d[0].Expired {
 			break
 		}

@@ -211,7 +211,7 @@ func TestExpiry(t *testing.T) {
 // waitStatus polls a memory until its ingestion is done.
 func waitStatus(t *testing.T, c client, id string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		var got struct{ Status, LastError string }
 		c.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &got)
 		if got.Status == "done" {

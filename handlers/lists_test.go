@@ -147,7 +147,7 @@ func TestListAgents(t *testing.T) {
 	bob.must(http.StatusNoContent, "DELETE", "/v1/agents/"+revoked+"/shares/"+alice.requester, nil, nil)
 	alice.must(http.StatusNoContent, "PUT", "/v1/agents/"+a1+"/shares/"+carol.requester, nil, nil)
 	// Wait until the store itself counts the share lapsed (its owner sees it marked).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(30*time.Second), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		var a struct {
 			Shares []struct {
 				Principal string `json:"principal"`

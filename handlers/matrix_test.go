@@ -347,7 +347,7 @@ func newWorld(t *testing.T) *world {
 	// private space until then.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 				if s, _ := w.as(g, "trusted").do("GET", "/v1/memories?space=private&agent_id="+w.id(agent), nil); s == http.StatusNotFound {
 					break
 				}
@@ -361,7 +361,7 @@ func newWorld(t *testing.T) *world {
 	// write by the former delegate would be one more 403 of a principal of the matrix).
 	for agent, delegates := range m.World.LapsedDelegations {
 		owner := w.as(m.World.Agents[agent], "trusted")
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 			var a agentDelegates
 			owner.must(http.StatusOK, "GET", "/v1/agents/"+w.id(agent), nil, &a)
 			if a.expired(w.id, delegates) {

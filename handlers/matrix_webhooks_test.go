@@ -179,7 +179,7 @@ func (w *world) sendEvents() {
 	pending := `MATCH (d:WebhookDelivery) WHERE d.requester CONTAINS $mark AND d.subject IN $subjects AND d.status <> 'delivered'
 	  AND d.status <> 'dropped' RETURN count(d)`
 	params := map[string]any{"mark": w.suffix, "subjects": subjects}
-	for deadline := time.Now().Add(2 * time.Minute); neo4jtest.Count(w.t, pending, params) != 0; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(2*time.Minute), neo4jtest.FirstPoll; neo4jtest.Count(w.t, pending, params) != 0; wait = neo4jtest.Poll(wait) {
 		if time.Now().After(deadline) {
 			w.t.Fatal("the matrix's webhook deliveries did not finish")
 		}

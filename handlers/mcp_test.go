@@ -105,7 +105,7 @@ func TestMCP(t *testing.T) {
 	if !callTool(t, owner, "add_memory", map[string]any{"agent_id": agent, "content": "Alice works at Acme as an engineer."}, &added) {
 		t.Fatalf("add_memory failed: %+v", added)
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		var st struct{ Status, LastError string }
 		callTool(t, owner, "get_status", map[string]any{"id": added.ID}, &st)
 		if st.Status == "done" {

@@ -68,7 +68,7 @@ func (h *probeHooks) check(t *testing.T, names []string, seeds []*seed, readable
 	t.Helper()
 	cutoff := time.Now().UTC()
 	pending := `MATCH (d:WebhookDelivery) WHERE d.requester CONTAINS $mark AND d.at <= $cutoff AND d.status = 'pending' RETURN count(d)`
-	for deadline := time.Now().Add(3 * time.Minute); neo4jtest.Count(t, pending, map[string]any{"mark": h.suffix, "cutoff": cutoff}) != 0; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(3*time.Minute), neo4jtest.FirstPoll; neo4jtest.Count(t, pending, map[string]any{"mark": h.suffix, "cutoff": cutoff}) != 0; wait = neo4jtest.Poll(wait) {
 		if time.Now().After(deadline) {
 			t.Fatal("the probe's webhook deliveries did not finish")
 		}

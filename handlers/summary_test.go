@@ -199,7 +199,7 @@ func expireAndSweep(t *testing.T, owner client, id string, svc *service.Service)
 // should have hidden it, for the failure after 10 s.
 func waitNotFound(t *testing.T, c client, id, why string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(10*time.Second), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		status, _ := c.do("GET", "/v1/memories/"+id, nil)
 		if status == http.StatusNotFound {
 			return

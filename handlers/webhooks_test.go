@@ -187,7 +187,7 @@ func (r *receiver) payloads() []webhook.Payload {
 // wait polls until ok holds for what arrived.
 func (r *receiver) wait(what string, ok func([]webhook.Payload) bool) []webhook.Payload {
 	r.t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		got := r.payloads()
 		if ok(got) {
 			return got
@@ -383,7 +383,7 @@ func TestWebhook_ReceiverDownThenBack(t *testing.T) {
 		ids = append(ids, write(alice, agent, "public", fmt.Sprintf("Note %d: Dana works at Initech.", i)))
 	}
 	// Down: every delivery is tried more than once, and answered 503.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		ds := deliveries(alice, hook.ID)
 		retried := 0
 		for _, d := range ds {
@@ -412,7 +412,7 @@ func TestWebhook_ReceiverDownThenBack(t *testing.T) {
 			t.Errorf("memory %s: no memory.done", id)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		ds := deliveries(alice, hook.ID)
 		delivered := 0
 		for _, d := range ds {
@@ -455,7 +455,7 @@ func TestWebhook_DeliveriesReadWhole(t *testing.T) {
 	for i := range events {
 		write(alice, agent, "public", fmt.Sprintf("Note %d: Gil works at Hooli.", i))
 	}
-	for deadline := time.Now().Add(time.Minute); len(deliveries(alice, hook.ID)) < events; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; len(deliveries(alice, hook.ID)) < events; wait = neo4jtest.Poll(wait) {
 		if time.Now().After(deadline) {
 			t.Fatalf("deliveries %+v, want %d", deliveries(alice, hook.ID), events)
 		}
@@ -560,7 +560,7 @@ func TestWebhook_FailingAfterHorizon(t *testing.T) {
 	r.status.Store(http.StatusInternalServerError)
 	hook := subscribe(alice, r, map[string]any{"agent_id": agent, "events": []string{"memory.done"}})
 	lost := write(alice, agent, "public", "Erin lives in Lyon.")
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		var h hookView
 		alice.must(http.StatusOK, "GET", "/v1/webhooks/"+hook.ID, nil, &h)
 		ds := deliveries(alice, hook.ID)
@@ -577,7 +577,7 @@ func TestWebhook_FailingAfterHorizon(t *testing.T) {
 	r.status.Store(http.StatusOK)
 	next := write(alice, agent, "public", "Erin works at Globex.")
 	r.wait("the next event", func(ps []webhook.Payload) bool { return len(of(ps, "memory.done", next)) == 1 })
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		var h hookView
 		alice.must(http.StatusOK, "GET", "/v1/webhooks/"+hook.ID, nil, &h)
 		if h.Status == "active" && h.FailingSince == nil {
@@ -638,7 +638,7 @@ func TestWebhook_DeliversAfterRestart(t *testing.T) {
 // waitDelivered waits until n deliveries of hook are delivered and none is pending.
 func waitDelivered(t *testing.T, c client, hook string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 		ds := deliveries(c, hook)
 		delivered := 0
 		for _, d := range ds {
@@ -706,7 +706,7 @@ func TestWebhook_RevokedShare(t *testing.T) {
 	forBob.wait("the public memory", func(ps []webhook.Payload) bool { return len(of(ps, "memory.done", public)) > 0 })
 	forCarol.wait("the public memory", func(ps []webhook.Payload) bool { return len(of(ps, "memory.done", public)) > 0 })
 	dropped := `MATCH (d:WebhookDelivery {subject: $id}) WHERE d.status = 'dropped' RETURN count(d)`
-	for deadline := time.Now().Add(time.Minute); neo4jtest.Count(t, dropped, map[string]any{"id": after}) != 2; time.Sleep(20 * time.Millisecond) {
+	for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; neo4jtest.Count(t, dropped, map[string]any{"id": after}) != 2; wait = neo4jtest.Poll(wait) {
 		if time.Now().After(deadline) {
 			t.Fatal("the private memory's deliveries to bob (revoked) and carol (never shared) were not dropped")
 		}
@@ -784,7 +784,7 @@ func TestWebhook_DialTime(t *testing.T) {
 	id := write(alice, agent, "public", "Ida lives in Rome.")
 	waitAttempt := func(hook string, ok func(deliveryOf) bool) deliveryOf {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 			for _, d := range deliveries(alice, hook) {
 				if d.Subject == id && ok(d) {
 					return d

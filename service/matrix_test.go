@@ -388,7 +388,7 @@ func newWorld(t *testing.T) *world {
 	// The cells run once the lapsing shares have lapsed for their grantees.
 	for agent, grantees := range m.World.LapsedShares {
 		for _, g := range grantees {
-			for deadline := time.Now().Add(time.Minute); w.call(g, "trusted").P.SharedWith[w.id(agent)]; time.Sleep(20 * time.Millisecond) {
+			for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; w.call(g, "trusted").P.SharedWith[w.id(agent)]; wait = neo4jtest.Poll(wait) {
 				if time.Now().After(deadline) {
 					t.Fatalf("%s still holds %s's share a minute after it lapsed", g, agent)
 				}
@@ -397,7 +397,7 @@ func newWorld(t *testing.T) *world {
 	}
 	for agent, delegates := range m.World.LapsedDelegations {
 		for _, d := range delegates {
-			for deadline := time.Now().Add(time.Minute); w.call(d, "trusted").P.Delegated[w.id(agent)]; time.Sleep(20 * time.Millisecond) {
+			for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; w.call(d, "trusted").P.Delegated[w.id(agent)]; wait = neo4jtest.Poll(wait) {
 				if time.Now().After(deadline) {
 					t.Fatalf("%s still holds %s's delegation a minute after it lapsed", d, agent)
 				}
@@ -430,7 +430,7 @@ func (w *world) expire() {
 			continue
 		}
 		c, _ := w.writer(col)
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for deadline, wait := time.Now().Add(time.Minute), neo4jtest.FirstPoll; ; wait = neo4jtest.Poll(wait) {
 			if _, err := w.svc.Get(w.ctx, c, id); graph.ErrorCode(err) == graph.ENOTFOUND {
 				break
 			}

@@ -484,3 +484,15 @@ func SpaceTypes(tb testing.TB, label, name string) (t graph.SpaceTypes, found bo
 	}
 	return graph.SpaceTypes{EntityTypes: list(records[0].Values[0]), EdgeTypes: list(records[0].Values[1])}, true
 }
+
+// FirstPoll is a poll's first pause; Poll the next ones.
+const FirstPoll = 20 * time.Millisecond
+
+// Poll pauses a test polling for a state for wait, and returns the next pause: twice
+// as long, up to 200 ms. A state reached at once is seen at once, and one that takes
+// seconds on a busy machine costs a request every 200 ms, not every 20 ms: each look
+// is a request, and the suite's Neo4j is its bottleneck.
+func Poll(wait time.Duration) time.Duration {
+	time.Sleep(wait)
+	return min(2*wait, 200*time.Millisecond)
+}
