@@ -65,3 +65,35 @@ func TestMatrix_Run(t *testing.T) {
 		t.Errorf("Run failed with %q, want only %q", r.errors, want)
 	}
 }
+
+// TestOverHTTP_MeetsEveryOutcome: whichever principals the build leaves to the service
+// tier, the HTTP tier still meets every outcome of every operation it runs, so each
+// route's every answer goes through HTTP in make test too.
+func TestOverHTTP_MeetsEveryOutcome(t *testing.T) {
+	m, err := accesstest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := m.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, overHTTP := map[[2]string]bool{}, map[[2]string]bool{}
+	for _, c := range cells {
+		if !slices.Contains(accesstest.HTTPOperations, c.Operation) {
+			continue
+		}
+		all[[2]string{c.Operation, c.Want}] = true
+		if accesstest.OverHTTP(c) {
+			overHTTP[[2]string{c.Operation, c.Want}] = true
+		}
+	}
+	for pair := range all {
+		if !overHTTP[pair] {
+			t.Errorf("operation %s answers %s to some principal, but to none the HTTP tier runs", pair[0], pair[1])
+		}
+	}
+	if len(all) < 100 {
+		t.Fatalf("%d operation-outcome pairs over HTTP; the matrix has more", len(all))
+	}
+}
