@@ -1,5 +1,5 @@
-// What the memories of the spaces $group_ids created within [$created_after,
-// $created_before) cost, summed (see _cost_add), and how many there are: only
+// What the memories of the spaces $group_ids created within [$window.created_after,
+// $window.created_before) cost, summed (see _cost_add), and how many there are: only
 // memories a read would show (not expired), as the lists filter them.
 MATCH (x:Episodic)
 WHERE {{episode_filter}}

@@ -1,11 +1,13 @@
 // Everything one group commit saves, in one statement: the entities, the episodes'
 // mentions of them, the facts between them, and the episodes done (and what the
-// attempts cost, refused ones included). Each part keeps to
+// attempts cost, refused ones included), all in one map, $save (one plan whichever of
+// its lists are empty: as six parameters, each mix of empty and full lists was a plan
+// of its own, seconds of Neo4j's CPU each). Each part keeps to
 // the space of what it writes; group_id is set last (see episodeParams).
 CALL () {
   // New entities, and new summaries of existing ones. An entity is only ever matched
   // within its own space.
-  UNWIND $entities AS x
+  UNWIND $save.entities AS x
   MERGE (n:Entity {uuid: x.uuid})
   ON CREATE SET n.name = x.name, n.created_at = x.created_at, n.group_id = x.group_id
   WITH n, x
@@ -24,7 +26,7 @@ CALL () {
   // Episode -> entity mentions, each within the episode's own space, with what the
   // episode said of the entity (memgate's; "" for nothing), from which the entity's
   // description is made again when the episode goes (episode_unlink).
-  UNWIND $mentions AS m
+  UNWIND $save.mentions AS m
   MATCH (ep:Episodic {uuid: m.episode}), (n:Entity {uuid: m.entity})
   WHERE n.group_id = ep.group_id
   MERGE (ep)-[r:MENTIONS]->(n)
@@ -35,7 +37,7 @@ CALL () {
   // New facts, and existing ones with more supporting episodes or new temporal bounds.
   // Both ends must be entities of the fact's own space. The first of its episodes is
   // the one whose words it is (episode_unlink relies on it).
-  UNWIND $facts AS f
+  UNWIND $save.facts AS f
   MATCH (s:Entity {uuid: f.source}), (t:Entity {uuid: f.target})
   WHERE s.group_id = f.group_id AND t.group_id = f.group_id
   MERGE (s)-[r:RELATES_TO {uuid: f.uuid}]->(t)
@@ -53,7 +55,7 @@ CALL () {
 CALL () {
   // Contradictions held for review (memory.conflicts: review), each in the space of
   // its two facts, open (keep null) until resolved.
-  UNWIND $conflicts AS c
+  UNWIND $save.conflicts AS c
   MERGE (x:Conflict {uuid: c.uuid})
   ON CREATE SET x.created_at = c.created_at, x.old_fact = c.old, x.new_fact = c.new, x.episode = c.episode,
                 x._opened = true
@@ -70,7 +72,7 @@ CALL () {
 }
 CALL () {
   // The episodes, done, with what their attempt cost added to their totals.
-  UNWIND $episodes AS x
+  UNWIND $save.episodes AS x
   MATCH (e:Episodic {uuid: x.uuid})
   SET e.status = 'done', e.entity_edges = x.entity_edges, e.context_episodes = x.context, e.last_error = '',
       e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null
@@ -86,7 +88,7 @@ CALL () {
 CALL () {
   // The episodes whose attempt lost its lease (episode_lease_check locked them): their
   // writes are refused, what the attempt cost stays with the memory.
-  UNWIND $charged AS x
+  UNWIND $save.charged AS x
   MATCH (e:Episodic {uuid: x.uuid})
   WITH e, x.cost AS cost
   {{cost_add}}
@@ -95,13 +97,13 @@ CALL () {
   // How long each fact written here stays visible: until the latest expires_at of the
   // episodes supporting it, or for good (null) when one of them never expires or none
   // is stored. Reads hide a fact from its supported_until on (memory expiry).
-  UNWIND $facts AS f
+  UNWIND $save.facts AS f
   MATCH ()-[r:RELATES_TO {uuid: f.uuid}]->()
   {{fact_support}}
 }
 CALL () {
   // The same for each entity written or mentioned here, from the episodes mentioning it.
-  UNWIND [m IN $mentions | m.entity] + [x IN $entities | x.uuid] AS id
+  UNWIND [m IN $save.mentions | m.entity] + [x IN $save.entities | x.uuid] AS id
   WITH DISTINCT id
   MATCH (n:Entity {uuid: id})
   {{entity_support}}

@@ -136,8 +136,8 @@ const ExactSearchMax = exactSearchMax
 // episodes or leases: the search benchmark's generator.
 func (db *DB) SaveGraph(ctx context.Context, entities []*graph.EntityNode, facts []*graph.Fact) error {
 	_, err := db.inWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		return db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities),
-			"mentions": []any{}, "facts": factRows(facts), "conflicts": []any{}, "episodes": []any{}, "charged": []any{},
+		return db.txRun(ctx, tx, "graph_save", map[string]any{"save": map[string]any{"entities": entityRows(entities),
+			"mentions": []any{}, "facts": factRows(facts), "conflicts": []any{}, "episodes": []any{}, "charged": []any{}},
 			"now": time.Now().UTC()})
 	})
 	return err

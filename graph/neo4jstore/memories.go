@@ -526,7 +526,7 @@ func (db *DB) Usage(ctx context.Context, vis graph.Visible, q graph.UsageQuery) 
 	if err := enumerated(vis); err != nil {
 		return graph.Usage{}, err
 	}
-	params := visParams(vis, map[string]any{"created_after": optTime(q.Since), "created_before": optTime(q.Until)})
+	params := visParams(vis, map[string]any{"window": window(nil, q.Since, q.Until)})
 	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_usage", params)
 	if err != nil {
 		return graph.Usage{}, err

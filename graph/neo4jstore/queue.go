@@ -243,8 +243,8 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 		if len(done) == 0 && len(charged) == 0 {
 			return nil, nil
 		}
-		_, err = db.txRun(ctx, tx, "graph_save", map[string]any{"entities": entityRows(entities), "mentions": mentions,
-			"facts": factRows(facts), "conflicts": conflictRows(conflicts), "episodes": done, "charged": charged, "now": now})
+		_, err = db.txRun(ctx, tx, "graph_save", map[string]any{"save": map[string]any{"entities": entityRows(entities), "mentions": mentions,
+			"facts": factRows(facts), "conflicts": conflictRows(conflicts), "episodes": done, "charged": charged}, "now": now})
 		return nil, err
 	})
 	if err != nil {

@@ -29,17 +29,21 @@ var queuing = map[string]bool{
 
 // queuedIn names the spaces a queuing query may have made an episode claimable in,
 // from its parameters; nil for any space. An episode created or saved is in its own
-// space (the group_id of each row of $episodes), one unlinked, deleted or re-extracted
-// in $group_id. The rest may touch spaces their parameters do not name (a move leaves
-// the next episode of the space it left claimable; a dissolution moves memories to
-// their agents' spaces), so they wake every runner.
+// space (the group_id of each row of $episodes, or of $save.episodes), one unlinked,
+// deleted or re-extracted in $group_id. The rest may touch spaces their parameters do
+// not name (a move leaves the next episode of the space it left claimable; a
+// dissolution moves memories to their agents' spaces), so they wake every runner.
 func queuedIn(name string, params map[string]any) []string {
 	switch name {
 	case "episode_unlink", "episode_delete", "episode_requeue_context_users":
 		if g, ok := params["group_id"].(string); ok {
 			return []string{g}
 		}
-	case "episode_create", "graph_save":
+	case "graph_save":
+		if save, ok := params["save"].(map[string]any); ok {
+			return queuedIn("episode_create", save)
+		}
+	case "episode_create":
 		var groups []string
 		add := func(row map[string]any) bool {
 			g, ok := row["group_id"].(string)

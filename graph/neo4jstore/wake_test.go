@@ -37,8 +37,8 @@ func TestWake_ByScope(t *testing.T) {
 	}{
 		{"episode_create", map[string]any{"episodes": []any{map[string]any{"group_id": "agent-a-public"},
 			map[string]any{"group_id": "team-x"}}}, []string{"agent-a-public", "team-x"}},
-		{"graph_save", map[string]any{"episodes": []map[string]any{{"uuid": "u", "group_id": "agent-b-private"}}}, []string{"agent-b-private"}},
-		{"graph_save", map[string]any{"episodes": []map[string]any{{"uuid": "u"}}}, nil},
+		{"graph_save", map[string]any{"save": map[string]any{"episodes": []map[string]any{{"uuid": "u", "group_id": "agent-b-private"}}}}, []string{"agent-b-private"}},
+		{"graph_save", map[string]any{"save": map[string]any{"episodes": []map[string]any{{"uuid": "u"}}}}, nil},
 		{"episode_delete", map[string]any{"group_id": "agent-a-private", "uuid": "u"}, []string{"agent-a-private"}},
 		{"episode_update", map[string]any{"group_id": "agent-a-public", "uuid": "u"}, nil}, // it may leave a space
 		{"team_dissolve", map[string]any{"group_id": "team-x"}, nil},                       // its memories go to their agents' spaces
