@@ -3,11 +3,11 @@
 // come from these rows alone: the visible items, so no score depends on text the
 // requester cannot see. Leaves the best $limit rows (x, score), best first.
 WITH x, toFloat(size(text)) AS len,
-     [t IN $terms | (size(text) - size(replace(text, ' ' + t + ' ', ''))) / (size(t) + 2)] AS tf
+     [t IN $words.terms | (size(text) - size(replace(text, ' ' + t + ' ', ''))) / (size(t) + 2)] AS tf
 WITH collect({x: x, len: len, tf: tf}) AS docs, avg(len) AS avglen, toFloat(count(*)) AS n
-WITH docs, avglen, n, [i IN range(0, size($terms) - 1) | toFloat(size([d IN docs WHERE d.tf[i] > 0]))] AS df
+WITH docs, avglen, n, [i IN range(0, size($words.terms) - 1) | toFloat(size([d IN docs WHERE d.tf[i] > 0]))] AS df
 UNWIND docs AS d
-WITH d.x AS x, reduce(s = 0.0, i IN range(0, size($terms) - 1) | s + CASE d.tf[i] WHEN 0 THEN 0.0
+WITH d.x AS x, reduce(s = 0.0, i IN range(0, size($words.terms) - 1) | s + CASE d.tf[i] WHEN 0 THEN 0.0
   ELSE log(1 + (n - df[i] + 0.5) / (df[i] + 0.5)) * d.tf[i] * 2.2 / (d.tf[i] + 1.2 * (0.25 + 0.75 * d.len / avglen)) END) AS score
 WHERE score > 0
 WITH x, score ORDER BY score DESC LIMIT $limit

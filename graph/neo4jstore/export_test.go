@@ -38,7 +38,7 @@ func (db *DB) IndexNames(ctx context.Context) (map[string]bool, error) {
 func (db *DB) KeptPlans(ctx context.Context) (map[string][]string, error) {
 	params := map[string]map[string]any{
 		"search_small": searchParams(graph.Visible{GroupIDs: []string{"plans-test"}}, graph.SearchFilter{}, 10,
-			map[string]any{"terms": []string{"plans"}, "embedding": nil, "exact_max": int64(exactSearchMax),
+			map[string]any{"words": textParam([]string{"plans"}), "embedding": nil, "exact_max": int64(exactSearchMax),
 				"facts": true, "entities": true, "episodes": true}),
 		"principal_resolve": {"requests": []any{map[string]any{"i": 0, "org": "", "id": "plans-test", "asserted": []string{"t"}}}},
 		"agent_get":         {"org": "", "id": "plans-test"},

@@ -90,6 +90,13 @@ func window(relations []string, after, before *time.Time) map[string]any {
 	return map[string]any{"relations": nonNil(relations), "created_after": optTime(after), "created_before": optTime(before)}
 }
 
+// textParam is the parameter of _bm25, $words: the query's words in a map, so that a
+// text without a word ("*") is not another plan of each search query (an empty list
+// and a list of strings are two parameter types to Neo4j).
+func textParam(terms []string) map[string]any {
+	return map[string]any{"terms": nonNil(terms)}
+}
+
 // typeParams are the parameter of _entity_typed and _fact_typed, $typed: the types, and
 // the attribute filters as [{name, values}] (a date a Neo4j date, as stored). One map
 // whatever it holds: Neo4j plans a query again for each new combination of its
@@ -125,7 +132,7 @@ func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visib
 	if err := enumerated(vis); err != nil || query == "" || len(words) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"query": query, "terms": words, "exact_max": int64(exactMax)})
+	params := searchParams(vis, f, limit, map[string]any{"query": query, "words": textParam(words), "exact_max": int64(exactMax)})
 	return db.widening(ctx, name, params, limit, textCandidates(limit), func(k int) bool {
 		if k > maxCandidates {
 			params["options"] = map[string]any{}
@@ -224,7 +231,7 @@ func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visi
 	if err := enumerated(vis); err != nil || len(vis.GroupIDs) == 0 {
 		return &graph.Found{}, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"terms": distinct(cypher.Words(q.Text), 64),
+	params := searchParams(vis, f, limit, map[string]any{"words": textParam(distinct(cypher.Words(q.Text), 64)),
 		"embedding": nil, "exact_max": int64(exactSearchMax),
 		"facts": q.Facts, "entities": q.Entities, "episodes": q.Episodes})
 	if v := floats(q.Vector); v != nil { // a typed nil would reach Neo4j as an empty list
