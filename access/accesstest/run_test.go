@@ -24,9 +24,9 @@ type tierFunc func(accesstest.Cell) string
 
 func (f tierFunc) Perform(c accesstest.Cell) string { return f(c) }
 
-// TestMatrix_Run: every cell is asked for, in order; an undecided cell is neither
-// checked nor returned; a wrong outcome fails naming its cell.
-func TestMatrix_Run(t *testing.T) {
+// load reads the matrix and its cells.
+func load(t *testing.T) (*accesstest.Matrix, []accesstest.Cell) {
+	t.Helper()
 	m, err := accesstest.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +35,13 @@ func TestMatrix_Run(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, cells
+}
+
+// TestMatrix_Run: every cell is asked for, in order; an undecided cell is neither
+// checked nor returned; a wrong outcome fails naming its cell.
+func TestMatrix_Run(t *testing.T) {
+	m, cells := load(t)
 	var asked []accesstest.Cell
 	wrong := cells[slices.IndexFunc(cells, func(c accesstest.Cell) bool { return c.Operation == "search" })]
 	r := &recorder{TB: t}
@@ -70,14 +77,7 @@ func TestMatrix_Run(t *testing.T) {
 // tier, the HTTP tier still meets every outcome of every operation it runs, so each
 // route's every answer goes through HTTP in make test too.
 func TestOverHTTP_MeetsEveryOutcome(t *testing.T) {
-	m, err := accesstest.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := m.Cells()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cells := load(t)
 	all, overHTTP := map[[2]string]bool{}, map[[2]string]bool{}
 	for _, c := range cells {
 		if !slices.Contains(accesstest.HTTPOperations, c.Operation) {

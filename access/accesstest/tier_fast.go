@@ -8,8 +8,8 @@ package accesstest
 // outcome of every HTTP operation of the matrix (106 operation-outcome pairs,
 // TestOverHTTP_MeetsEveryOutcome), with trusted, admin, confined and asserting host
 // keys and a second organization's; the others add principals, not routes or answers,
-// and their cells go through the same service calls. make reliability runs them all over HTTP
-// too.
+// and their cells go through the same service calls. make reliability runs them all
+// over HTTP too.
 var httpSkips = map[string]bool{"owner_b": true, "share_a": true, "x_reader": true, "x_writer": true,
 	"share_promoter": true, "lapsed_a": true, "globex_root": true, "globex_plugin": true, "assert_y_reader": true,
 	"assert_unset": true, "assert_ghost": true, "assert_foreign": true, "delegate_a": true, "lapsed_delegate_a": true}
