@@ -426,8 +426,15 @@ func TestMatrix(t *testing.T) {
 				if !readable[group] && !(strings.HasPrefix(group, "agent-") && strings.HasSuffix(group, "-public")) {
 					t.Errorf("%s was shown %s in %s, outside its visible set", name, path, group)
 				}
-				if status, body := cl.do("GET", path, nil); status != http.StatusOK && !erased(t, path, group) {
-					t.Errorf("%s was shown %s by list or search, but GET answers %d: %s", name, path, status, body)
+				if status, body := cl.do("GET", path, nil); status != http.StatusOK && !gone(t, path, group) {
+					// Still in its space: a GET that answers it once more was a moment's miss
+					// (logged with the stored node, to tell what it was); one that never does
+					// disagrees with the list.
+					if !answersAgain(cl, path) {
+						t.Errorf("%s was shown %s by list or search, but GET answers %d: %s (stored: %v)", name, path, status, body, stored(t, path))
+					} else {
+						t.Logf("%s was shown %s by list or search; GET answered %d once, then 200 (stored: %v)", name, path, status, stored(t, path))
+					}
 				}
 			}
 		}
@@ -827,14 +834,43 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	return "unknown operation", nil
 }
 
-// erased reports whether the memory at path is gone from its space altogether: the
-// global space is shared, and a test running beside this one erases its memories
-// there when it ends, after this one listed them.
-func erased(t *testing.T, path, group string) bool {
+// gone reports whether the memory, fact or entity at path is gone from its space
+// altogether (the store, asked for that space alone, does not answer it): the global
+// space is shared, and a test running beside this one erases its memories there, or
+// lets them expire, after this one listed them.
+func gone(t *testing.T, path, group string) bool {
 	t.Helper()
-	id := path[strings.LastIndex(path, "/")+1:]
-	_, err := neo4jtest.DB(t).GetEpisode(context.Background(), id, graph.Visible{GroupIDs: []string{group}})
+	id, vis, db, ctx := path[strings.LastIndex(path, "/")+1:], graph.Visible{GroupIDs: []string{group}}, neo4jtest.DB(t), context.Background()
+	var err error
+	switch {
+	case strings.HasPrefix(path, "/v1/memories/"):
+		_, err = db.GetEpisode(ctx, id, vis)
+	case strings.HasPrefix(path, "/v1/facts/"):
+		_, err = db.Fact(ctx, id, vis)
+	default:
+		_, err = db.Entity(ctx, id, vis)
+	}
 	return graph.ErrorCode(err) == graph.ENOTFOUND
+}
+
+// answersAgain asks for path as cl for a few seconds, and reports whether GET answers
+// it at last.
+func answersAgain(cl client, path string) bool {
+	for deadline, wait := time.Now().Add(3*time.Second), neo4jtest.FirstPoll; time.Now().Before(deadline); wait = neo4jtest.Poll(wait) {
+		if status, _ := cl.do("GET", path, nil); status == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+// stored is what the store holds under the id at path, whatever its space.
+func stored(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	return neo4jtest.Rows(t, `MATCH (n:Episodic {uuid: $id}) RETURN n {.*, now: datetime()} AS stored
+UNION ALL MATCH (n:Entity {uuid: $id}) RETURN n {.*, name_embedding: null} AS stored
+UNION ALL MATCH ()-[r:RELATES_TO {uuid: $id}]->() RETURN r {.*, fact_embedding: null} AS stored`,
+		map[string]any{"id": path[strings.LastIndex(path, "/")+1:]})
 }
 
 // rewritten is the text the memory of versions_rule in column says once its owner

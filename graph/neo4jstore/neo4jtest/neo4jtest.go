@@ -393,6 +393,21 @@ func CountAt(tb testing.TB, uri, statement string, params map[string]any) int64 
 	return n
 }
 
+// Rows runs a read statement and returns its rows as maps, for what a test shows when
+// it fails.
+func Rows(tb testing.TB, statement string, params map[string]any) []map[string]any {
+	tb.Helper()
+	records, err := read(URI(tb), statement, params)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]map[string]any, len(records))
+	for i, r := range records {
+		out[i] = r.AsMap()
+	}
+	return out
+}
+
 // Stored counts the memories and versions in group and, when text is given, those
 // anywhere in the store whose content holds it: what a test checks is stored nowhere
 // after a move, a dissolution or an erasure. The space is an index seek; the text is
