@@ -302,7 +302,7 @@ func TestServe_StartTogether(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	uri, _ := privateNeo4j(t)
+	uri, _ := neo4jtest.Private(t)
 	env := map[string]string{"MEMGATE_NEO4J_URI": uri}
 	// As earlier memgates left them, which they must rebuild: the fact index
 	// quantized, the entity index unquantized with Neo4j's HNSW settings.

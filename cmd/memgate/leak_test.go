@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
 // TestMain fails the package's tests when a goroutine outlives them. The tests' own
@@ -14,7 +16,7 @@ import (
 // first, since they belong to the tests, not to memgate; the private Neo4j is stopped.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopPrivate()
+	neo4jtest.StopPrivate()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -27,7 +27,7 @@ func TestMigrate_IntoOrg(t *testing.T) {
 		t.Skip("integration test")
 	}
 	t.Parallel()
-	uri, _ := privateNeo4j(t)
+	uri, _ := neo4jtest.Private(t)
 	env := map[string]string{"MEMGATE_NEO4J_URI": uri, "MEMGATE_INGEST_POLL": "50ms"}
 	type answer struct {
 		status int

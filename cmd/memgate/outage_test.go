@@ -23,7 +23,7 @@ import (
 func neo4jOutage(t *testing.T) (uri string, down, up func()) {
 	t.Helper()
 	if reliability {
-		uri, neo4jLocal := privateNeo4j(t)
+		uri, neo4jLocal := neo4jtest.Private(t)
 		return uri, func() { neo4jLocal("stop") }, func() { neo4jLocal("start") }
 	}
 	l := cutLink(t, neo4jtest.URI(t))

@@ -3,22 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
@@ -184,102 +179,5 @@ func (p *process) alive(t testing.TB) bool {
 		return false
 	default:
 		return true
-	}
-}
-
-// The private Neo4j: one for the package's tests that stop and start Neo4j or need an
-// empty database, so they do not take the shared one from the others. It is started
-// once on a port it picks itself, and lent to one test at a time, emptied.
-var private struct {
-	sync.Mutex
-	once sync.Once
-	env  []string
-	uri  string
-	err  error
-}
-
-// privateNeo4j lends the private Neo4j to the test until it ends: running, with no
-// data, index or constraint. It returns the URI and a function that runs
-// scripts/neo4j-local start or stop on it.
-func privateNeo4j(t *testing.T) (string, func(action string)) {
-	t.Helper()
-	private.Lock()
-	t.Cleanup(private.Unlock)
-	script, err := filepath.Abs("../../scripts/neo4j-local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(env []string, action string) (string, error) {
-		cmd := exec.Command(script, action)
-		cmd.Env = env
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("scripts/neo4j-local %s: %v\n%s", action, err, stderr.String())
-		}
-		return strings.TrimSpace(string(out)), nil
-	}
-	private.once.Do(func() {
-		dir, err := os.MkdirTemp("", "memgate-neo4j")
-		if err != nil {
-			private.err = err
-			return
-		}
-		env := append(os.Environ(), "NEO4J_LOCAL_BOLT_PORT=0", "NEO4J_LOCAL_HTTP_PORT=0",
-			"NEO4J_LOCAL_DATA="+filepath.Join(dir, "neo4j"), "NEO4J_LOCAL_HEAP=512m", "NEO4J_LOCAL_PAGECACHE_MB=64")
-		private.uri, private.err = run(env, "start")
-		// Later starts bind the port this one picked: memgate reconnects to the same URI.
-		private.env = append(env, "NEO4J_LOCAL_BOLT_PORT="+private.uri[strings.LastIndex(private.uri, ":")+1:])
-		stopPrivate = func() {
-			if _, err := run(private.env, "stop"); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-			}
-			_ = os.RemoveAll(dir)
-		}
-	})
-	if private.err != nil {
-		t.Fatal(private.err)
-	}
-	neo4jLocal := func(action string) {
-		t.Helper()
-		if _, err := run(private.env, action); err != nil {
-			t.Fatal(err)
-		}
-	}
-	neo4jLocal("start") // a test before may have left it stopped
-	if err := neo4jtest.Run(private.uri, "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", nil); err != nil {
-		t.Fatalf("emptying the private Neo4j: %v", err)
-	}
-	dropSchema(t, private.uri)
-	return private.uri, neo4jLocal
-}
-
-// stopPrivate stops the private Neo4j once the package's tests are done (TestMain).
-var stopPrivate = func() {}
-
-// dropSchema drops every constraint and index but Neo4j's own token lookups. The
-// names come from Neo4j itself; schema commands take no parameters.
-func dropSchema(t *testing.T, uri string) {
-	t.Helper()
-	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	defer driver.Close(ctx)
-	// Constraints first: they own some indexes.
-	for _, kind := range [][2]string{{"CONSTRAINT", "CONSTRAINTS"}, {"INDEX", "INDEXES"}} {
-		res, err := neo4j.ExecuteQuery(ctx, driver, "SHOW "+kind[1]+" YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
-			nil, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatalf("SHOW %s: %v", kind[1], err)
-		}
-		for _, r := range res.Records {
-			name := strings.ReplaceAll(fmt.Sprint(r.Values[0]), "`", "``")
-			if _, err := neo4j.ExecuteQuery(ctx, driver, "DROP "+kind[0]+" `"+name+"` IF EXISTS", nil, neo4j.EagerResultTransformer); err != nil {
-				t.Fatalf("DROP %s %s: %v", kind[0], name, err)
-			}
-		}
 	}
 }
