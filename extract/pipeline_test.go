@@ -62,7 +62,7 @@ func (p *pipe) runner(workers, maxAttempts int) *extract.Runner {
 		Queue: p.db, Extractor: llm, Types: extract.DefaultEntityTypes,
 		Resolver: &extract.Resolver{Know: p.db, Embedder: extract.NewOpenAI(emb, nil), Deduper: llm, Judge: llm, Now: time.Now},
 		Workers:  workers, Lease: time.Minute, MaxAttempts: maxAttempts, Backoff: 20 * time.Millisecond,
-		Poll: 20 * time.Millisecond, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
+		Poll: neo4jtest.RunnerPoll, Log: neo4jtest.Logger(p.t), Metrics: p.metric, Scope: p.scope,
 	}
 }
 
@@ -628,12 +628,13 @@ func TestPipeline_TwoRunners(t *testing.T) {
 // TestPipeline_WokenByWrites: a runner that polls only once an hour still extracts,
 // without waiting for its poll, what its process makes claimable (graph.Queue.Queued):
 // the next episode of a space when the one before it is saved, and an episode queued
-// while it is idle.
+// while it is idle; and it retries a failed attempt once its backoff has passed.
 func TestPipeline_WokenByWrites(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
+	p.opts.MaxRetries = 0
 	r := p.runner(2, 3)
-	r.Poll = time.Hour
+	r.Poll, r.Backoff = time.Hour, time.Second
 	p.start(r)
 	// The second is claimable only once the first is saved.
 	inOrder := []*graph.Episode{p.add(p.space("a"), "note one"), p.add(p.space("a"), "note two")}
@@ -646,6 +647,13 @@ func TestPipeline_WokenByWrites(t *testing.T) {
 	later := p.add(p.space("b"), "note three")
 	if e := p.wait([]*graph.Episode{later}, 20*time.Second)[0]; e.Status != graph.StatusDone {
 		t.Fatalf("%s: %s", e.Content, e.Status)
+	}
+	// The first attempt fails (its embedding call answers 500); the release wakes the
+	// runner before the retry is due, and the retry comes a second later, not an hour.
+	p.llm.FailEmbeddings(1)
+	retried := p.add(p.space("c"), p.llm.Knows("Ada Quill", "Ben Ostrow"))
+	if e := p.wait([]*graph.Episode{retried}, 20*time.Second)[0]; e.Status != graph.StatusDone || e.Attempts != 2 {
+		t.Fatalf("%s: %s after %d attempts (%s), want done after 2", e.Content, e.Status, e.Attempts, e.LastError)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,8 @@ type Runner struct {
 	saves    *batch.Batcher[*graph.GraphWrite, error]
 	attempts atomic.Int64 // numbers this runner's attempts, for their costs' ids
 	tracer   trace.Tracer
+	dueMu    sync.Mutex
+	due      []time.Time // when the retries this runner queued come due, earliest first
 }
 
 // maxBatch bounds how many episodes one save transaction or one read holds, and
@@ -225,6 +228,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		// would leave its episodes leased to no one until the lease expires. What it
 		// claimed once the end began goes back at once.
 		queued := r.Queue.Queued(r.Scope) // taken before the claim, so nothing queued after its read is missed
+		claimed := time.Now()
 		claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		eps, taken, err := r.Queue.Claim(claimCtx, r.id, r.Scope, r.Lease, n, ContextEpisodes)
 		cancel()
@@ -254,7 +258,7 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(r.nextLook(wait, claimed)):
 		case <-queued:
 			// Every idle claimer of the process wakes at once: a random pause of up to
 			// wakeSpread keeps two of one scope from reading the same candidates together.
@@ -270,6 +274,31 @@ func (r *Runner) claim(ctx context.Context, jobs chan<- job, free, hungry <-chan
 			wait = r.Poll
 		}
 	}
+}
+
+// retryDue records that an episode this runner hands back is due again at t: the idle
+// claimer looks then, not at its next poll, so a retry waits its backoff, not the
+// poll on top (the release's commit wakes the claimer, which then sleeps until t).
+func (r *Runner) retryDue(t time.Time) {
+	r.dueMu.Lock()
+	defer r.dueMu.Unlock()
+	i, _ := slices.BinarySearchFunc(r.due, t, time.Time.Compare)
+	r.due = slices.Insert(r.due, i, t)
+}
+
+// nextLook is how long the idle claimer waits before it claims again: poll, or less
+// when a retry this runner queued comes due sooner. The retries due by the claim that
+// began at claimed are forgotten: it has read them.
+func (r *Runner) nextLook(poll time.Duration, claimed time.Time) time.Duration {
+	r.dueMu.Lock()
+	defer r.dueMu.Unlock()
+	for len(r.due) > 0 && !r.due[0].After(claimed) {
+		r.due = r.due[1:]
+	}
+	if len(r.due) == 0 {
+		return poll
+	}
+	return max(min(time.Until(r.due[0]), poll), 0)
 }
 
 // wakeSpread bounds the random pause of a claimer woken by its process's write.
@@ -369,6 +398,10 @@ func (r *Runner) finish(ctx context.Context, j job, err error) {
 	reason := Reason(err)
 	r.Log.WarnContext(j.ctx, "episode attempt failed", "episode", ep.UUID, "group_id", ep.GroupID, "attempt", ep.Attempts,
 		"retry", retryAt != nil, "reason", reason, "error", err.Error())
+	if retryAt != nil {
+		// Before the release: its commit wakes the claimer, which must know when to look.
+		r.retryDue(*retryAt)
+	}
 	r.release(j.ctx, ep, reason, retryAt, j.spent())
 	endIngest(j.span, outcome, reason)
 }

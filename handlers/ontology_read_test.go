@@ -46,7 +46,7 @@ func ingestTyped(t *testing.T, llm *llmtest.Server, ont graph.Ontology, scope st
 	r := &extract.Runner{
 		Queue: db, Extractor: extract.NewOpenAI(opts, ont.EntityTypes), Types: ont.EntityTypes, EdgeTypes: ont.EdgeTypes,
 		Resolver: &extract.Resolver{Know: db, Embedder: extract.NewOpenAI(opts, nil), Now: time.Now},
-		Workers:  1, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 250 * time.Millisecond,
+		Workers:  1, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: neo4jtest.RunnerPoll,
 		Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 	}
 	ctx, cancel := context.WithCancel(context.Background())

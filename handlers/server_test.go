@@ -247,7 +247,7 @@ func ingestWith(t *testing.T, review bool, scopes ...string) {
 			Queue: db, Extractor: extract.Heuristic{}, Types: extract.DefaultEntityTypes,
 			Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now,
 				Review: review},
-			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 250 * time.Millisecond,
+			Workers: 2, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: neo4jtest.RunnerPoll,
 			Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: scope,
 		}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -107,7 +107,7 @@ func (w *hookWorld) ingest() {
 	r := &extract.Runner{
 		Queue: db, Extractor: failOn{"FAILME"}, Types: extract.DefaultEntityTypes,
 		Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now, Review: true},
-		Workers:  2, Lease: time.Minute, MaxAttempts: 1, Backoff: 20 * time.Millisecond, Poll: 250 * time.Millisecond,
+		Workers:  2, Lease: time.Minute, MaxAttempts: 1, Backoff: 20 * time.Millisecond, Poll: neo4jtest.RunnerPoll,
 		Log: neo4jtest.Logger(w.t), Metrics: &extract.Metrics{}, Scope: w.scope(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -60,7 +60,7 @@ func newSummaryWorld(t *testing.T) *summaryWorld {
 		Metrics: &extract.Metrics{}, Log: neo4jtest.Logger(t)}
 	r := &extract.Runner{Queue: db, Extractor: extract.NewOpenAI(opts, extract.DefaultEntityTypes), Types: extract.DefaultEntityTypes,
 		Resolver: &extract.Resolver{Know: db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now},
-		Workers:  1, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: 250 * time.Millisecond,
+		Workers:  1, Lease: time.Minute, MaxAttempts: 3, Backoff: 20 * time.Millisecond, Poll: neo4jtest.RunnerPoll,
 		Log: neo4jtest.Logger(t), Metrics: &extract.Metrics{}, Scope: "agent-" + agent + "-"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -500,6 +500,14 @@ func SpaceTypes(tb testing.TB, label, name string) (t graph.SpaceTypes, found bo
 	return graph.SpaceTypes{EntityTypes: list(records[0].Values[0]), EdgeTypes: list(records[0].Values[1])}, true
 }
 
+// RunnerPoll is how often a test's ingestion runner looks for work nothing woke it
+// for. A runner is woken by what its own process queues (graph.Queue.Queued) and by
+// its retries coming due, so a test's runners, all in its process, find their work
+// without polling; each look is a claim, one of the heaviest reads, on the Neo4j every
+// package's tests share. A test of what only a poll finds (a lease that expired,
+// another process's write) sets its own.
+const RunnerPoll = 2 * time.Second
+
 // FirstPoll is a poll's first pause; Poll the next ones.
 const FirstPoll = 20 * time.Millisecond
 
