@@ -66,7 +66,7 @@ func TestAutoGen(t *testing.T) {
 	if err := os.WriteFile(config, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startBinary(t, map[string]string{"MEMGATE_INGEST_SCOPE": "agent-" + agent, "MEMGATE_INGEST_POLL": "50ms"}, "--config", config)
+	_, base := startBinary(t, map[string]string{"MEMGATE_INGEST_SCOPE": "agent-" + agent}, "--config", config)
 
 	req, _ := http.NewRequest("POST", base+"/v1/agents", strings.NewReader(`{"id":"`+agent+`"}`))
 	req.Header.Set("Authorization", "Bearer "+key)

@@ -107,7 +107,7 @@ func TestServe_IngestAndRetry(t *testing.T) {
 	neo4jtest.Forget(t, agent)
 	cmd, base := startBinary(t, map[string]string{
 		"MEMGATE_LLM_BASE_URL": llm.BaseURL(), "MEMGATE_LLM_API_KEY": "test", "MEMGATE_LLM_MAX_RETRIES": "0",
-		"MEMGATE_INGEST_MAX_ATTEMPTS": "1", "MEMGATE_INGEST_POLL": "50ms", "MEMGATE_INGEST_SCOPE": "agent-" + agent,
+		"MEMGATE_INGEST_MAX_ATTEMPTS": "1", "MEMGATE_INGEST_SCOPE": "agent-" + agent,
 	})
 	defer cmd.stop(t)
 	c := apiClient{t: t, base: base, requester: "alice"}
