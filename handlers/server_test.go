@@ -93,8 +93,9 @@ func (c client) sendMalformed(method, path string, body any) (int, []byte) {
 // answered 503, memgate's "retry later", is sent again, at most twice, as a client
 // does: on a fresh test Neo4j, the first run of a query is planned (seconds of its CPU
 // for the largest, a requester's erasure runs ten), and on two busy cores that can
-// pass the server's 10 s limit. A write is not: a 503 after its commit was sent leaves
-// it unknown whether it was stored.
+// pass the server's 10 s limit. A create or a change is not: one answered 503 after
+// its commit was sent may be stored, and sent again, stored twice (a DELETE sent
+// again after it took effect answers 404, which the test sees).
 func send(t *testing.T, malformed bool, method, url string, header map[string]string, body string) (*http.Response, []byte) {
 	t.Helper()
 	resp, out := sendOnce(t, malformed, method, url, header, body)
@@ -250,7 +251,8 @@ func TestErrors_OneShape(t *testing.T) {
 // ingest runs the ingestion pipeline (the offline extractor and embedder) over the
 // spaces whose group_id starts with one of scopes, until the test ends. Tests share the
 // database, so each runs its own spaces only. The runners claim within 20 ms what the
-// test's server queues (graph.Queue.Queued); their poll finds the retries due.
+// test's server queues (graph.Queue.Queued), and their retries when due; their poll
+// (neo4jtest.RunnerPoll) is for what nothing woke them for.
 func ingest(t *testing.T, scopes ...string) {
 	ingestWith(t, false, scopes...)
 }
