@@ -527,7 +527,10 @@ func TestWebhook_DeliveriesReadWhole(t *testing.T) {
 	}
 	stop := func() { cancel(); wg.Wait() }
 	defer stop()
-	for end := time.Now().Add(wholeReadsFor); time.Now().Before(end) && len(failures) == 0; reads.Add(1) {
+	// Until the workers have finished wholeFinishes attempts: a count, not a time, so a
+	// busy machine races as many as a quiet one, only slower.
+	deadline := time.Now().Add(2 * time.Minute)
+	for ; finished.Load() < wholeFinishes && time.Now().Before(deadline) && len(failures) == 0; reads.Add(1) {
 		for _, d := range deliveries(alice, hook.ID) {
 			for i, a := range d.Attempts {
 				if !whole(graph.Attempt{StatusCode: a.StatusCode, Error: a.Error, Millis: a.DurationMS}) {
@@ -541,8 +544,8 @@ func TestWebhook_DeliveriesReadWhole(t *testing.T) {
 	for err := range failures {
 		t.Error(err)
 	}
-	if n := finished.Load(); n < 50 && !t.Failed() {
-		t.Errorf("%d finishes during %d reads: too few to race them", n, reads.Load())
+	if n := finished.Load(); n < wholeFinishes && !t.Failed() {
+		t.Errorf("%d finishes in 2 minutes, during %d reads: want %d", n, reads.Load(), wholeFinishes)
 	}
 	t.Logf("%d reads of %d deliveries during %d finishes", reads.Load(), events, finished.Load())
 }
