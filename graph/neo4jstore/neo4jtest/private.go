@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-	"go.uber.org/goleak"
 )
 
 // The private Neo4j: one per test process, for the tests that stop and start Neo4j,
@@ -32,7 +31,7 @@ var private struct {
 
 // Private lends the private Neo4j to the test until it ends: running, with no data,
 // index or constraint. It returns the URI and a function that runs scripts/neo4j-local
-// start or stop on it. The test process stops it in TestMain (Main).
+// start or stop on it. The test process stops it in TestMain (StopPrivate).
 func Private(tb testing.TB) (string, func(action string)) {
 	tb.Helper()
 	if testing.Short() {
@@ -68,27 +67,9 @@ func Private(tb testing.TB) (string, func(action string)) {
 	return private.uri, control
 }
 
-// Main is the TestMain of a package whose tests use Private: it runs the tests, stops
-// the private Neo4j if they started it, runs cleanup (what the tests leave that is
-// theirs, not a leak), and fails the run when a goroutine outlives them (goleak).
-func Main(m *testing.M, cleanup ...func()) {
-	code := m.Run()
-	stopPrivate()
-	for _, f := range cleanup {
-		f()
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// stopPrivate stops the private Neo4j, if the process started one, and removes its
-// data.
-func stopPrivate() {
+// StopPrivate stops the private Neo4j, if the process started one, and removes its
+// data: TestMain calls it once the package's tests are done.
+func StopPrivate() {
 	if private.uri == "" {
 		return
 	}
