@@ -13,6 +13,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/extract/llmtest"
 	"github.com/memgate/memgate/graph"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
@@ -213,7 +214,8 @@ func TestServe_KillMidRun(t *testing.T) {
 }
 
 // TestServe_TwoProcesses runs two memgate processes on one Neo4j: every episode is
-// extracted exactly once, whichever process takes it.
+// extracted exactly once, whichever process takes it; and a write through the first
+// is read through the second with its consistency token (readsItsWriteThrough).
 func TestServe_TwoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -230,13 +232,16 @@ func TestServe_TwoProcesses(t *testing.T) {
 	}
 	first, base := startBinary(t, env)
 	defer first.stop(t)
-	second, _ := startBinary(t, env)
+	second, secondBase := startBinary(t, env)
 	defer second.stop(t)
 	c := apiClient{t: t, base: base, requester: "alice"}
 	var ids []string
 	for a := 0; a < 4; a++ {
 		agent := fmt.Sprintf("two-%s-%d", s, a)
 		c.call("POST", "/v1/agents", map[string]any{"id": agent}, nil)
+		if a == 0 {
+			ids = append(ids, readsItsWriteThrough(t, base, secondBase, agent, llm.Knows("R"+s, "W"+s)))
+		}
 		for i := 0; i < 6; i++ {
 			var m struct{ ID string }
 			c.call("POST", "/v1/memories", map[string]any{"agent_id": agent,
@@ -252,6 +257,43 @@ func TestServe_TwoProcesses(t *testing.T) {
 	if calls := llm.ChatCalls.Load(); calls != int64(len(ids)) {
 		t.Fatalf("%d extractions for %d episodes: an episode was processed twice", calls, len(ids))
 	}
+}
+
+// readsItsWriteThrough writes a memory through the memgate at base with the Go client
+// and reads it through the one at other, which is handed the write's consistency token
+// (read-your-writes between replicas); other refuses a malformed token with 400 in the
+// one error shape. It returns the memory's id.
+func readsItsWriteThrough(t *testing.T, base, other, agent string, messages any) string {
+	t.Helper()
+	ctx := context.Background()
+	writer := client.New(base, "", "alice")
+	acc, err := writer.Add(ctx, client.Memory{AgentID: agent, Messages: messages}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writer.Token() == "" {
+		t.Fatal("a write through the first memgate answered no consistency token")
+	}
+	reader := client.New(other, "", "alice")
+	reader.SetToken(writer.Token())
+	if got, err := reader.Get(ctx, acc.ID); err != nil || got.ID != acc.ID {
+		t.Fatalf("the second memgate, sent the write's token: %+v, %v; want memory %s", got, err, acc.ID)
+	}
+	req, _ := http.NewRequest("GET", other+"/v1/memories/"+acc.ID, nil)
+	req.Header.Set("X-Requester-Id", "alice")
+	req.Header.Set("X-Consistency-Token", writer.Token()[1:]+"A")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var refused struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&refused); resp.StatusCode != http.StatusBadRequest || err != nil || refused.Error.Message == "" {
+		t.Fatalf("a malformed token through the second memgate: %d %+v (%v), want 400 with the one error shape", resp.StatusCode, refused, err)
+	}
+	return acc.ID
 }
 
 // TestServe_ShutdownHandsBack stops memgate with SIGTERM in the middle of an
