@@ -3,10 +3,12 @@
 package config
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -44,10 +46,14 @@ type Webhooks struct {
 	// Workers is how many deliveries this process sends at once; 0: it sends none
 	// (another process does), though it still writes the outbox.
 	Workers int `yaml:"workers"`
-	// AllowPrivate lets webhooks reach loopback, private and link-local addresses
-	// (SSRF protection off): for development and tests only.
-	AllowPrivate bool          `yaml:"allow_private"`
-	Timeout      time.Duration `yaml:"timeout"`     // one attempt, connection to answer
+	// AllowLoopback lets webhooks reach loopback addresses (receivers on the same
+	// machine): for development and tests only.
+	AllowLoopback bool `yaml:"allow_loopback"`
+	// AllowNetworks are networks (CIDR, or one address) webhooks may reach although
+	// they are private, link-local or reserved: internal receivers. A cloud metadata
+	// address is reached only when an entry is that one address.
+	AllowNetworks []string      `yaml:"allow_networks"`
+	Timeout       time.Duration `yaml:"timeout"`     // one attempt, connection to answer
 	Poll         time.Duration `yaml:"poll"`        // how long a deliverer waits after a claim that found less than a full batch
 	BackoffMin   time.Duration `yaml:"backoff_min"` // the first retry's wait, doubled per attempt
 	BackoffMax   time.Duration `yaml:"backoff_max"` // the longest wait between attempts
@@ -76,6 +82,12 @@ type Server struct {
 	BodyLimit         string        `yaml:"body_limit"`
 	RateLimit         float64       `yaml:"rate_limit"` // requests per second per host key; 0: no limit
 	RateBurst         int           `yaml:"rate_burst"` // requests a host key may send at once above the rate
+	// MetricsAddr, when set, is the one address /metrics is served on (host:port),
+	// instead of addr: a listener monitoring reaches and clients do not.
+	MetricsAddr string `yaml:"metrics_addr"`
+	// MetricsKeySHA256, when set, is the SHA-256 (hex) of the key a scrape of /metrics
+	// must send as "Authorization: Bearer <key>".
+	MetricsKeySHA256 string `yaml:"metrics_key_sha256"`
 }
 
 type Log struct {
@@ -244,6 +256,8 @@ var defaults = map[string]any{
 	"server.body_limit":                      "2M",
 	"server.rate_limit":                      100,
 	"server.rate_burst":                      200,
+	"server.metrics_addr":                    "",
+	"server.metrics_key_sha256":              "",
 	"log.level":                              "info",
 	"log.format":                             "json",
 	"neo4j.uri":                              "bolt://127.0.0.1:7687",
@@ -301,7 +315,8 @@ var defaults = map[string]any{
 	"ingest.edge_types":                      []map[string]any{},
 	"memory.visibility_rules":                []map[string]any{},
 	"webhooks.workers":                       4,
-	"webhooks.allow_private":                 false,
+	"webhooks.allow_loopback":                false,
+	"webhooks.allow_networks":                []string{},
 	"webhooks.timeout":                       "10s",
 	"webhooks.poll":                          "500ms",
 	"webhooks.backoff_min":                   "5s",
@@ -645,6 +660,18 @@ func (c *Config) Validate() error {
 	} else if len(c.Auth.Keys) == 0 && !c.Auth.JWT.Enabled() && !IsLoopback(host) {
 		add("server.addr", "%q is not a loopback address and auth.keys is empty; configure host keys or bind to 127.0.0.1", c.Server.Addr)
 	}
+	if c.Server.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.Server.MetricsAddr); err != nil {
+			add("server.metrics_addr", "%q is not host:port (%v)", c.Server.MetricsAddr, err)
+		} else if c.Server.MetricsAddr == c.Server.Addr {
+			add("server.metrics_addr", "is server.addr; leave it empty to serve /metrics there")
+		}
+	}
+	if k := c.Server.MetricsKeySHA256; k != "" {
+		if b, err := hex.DecodeString(k); err != nil || len(b) != 32 {
+			add("server.metrics_key_sha256", "must be the SHA-256 of the key, 64 hex characters")
+		}
+	}
 	for key, d := range map[string]time.Duration{
 		"server.read_header_timeout": c.Server.ReadHeaderTimeout,
 		"server.read_timeout":        c.Server.ReadTimeout,
@@ -791,6 +818,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Workers < 0 {
 		add("webhooks.workers", "must not be negative, got %d", c.Webhooks.Workers)
+	}
+	for i, n := range c.Webhooks.AllowNetworks {
+		if _, err := parseNetwork(n); err != nil {
+			add(fmt.Sprintf("webhooks.allow_networks[%d]", i), "%q is neither a CIDR network nor an address", n)
+		}
 	}
 	if c.Webhooks.BackoffMin > c.Webhooks.BackoffMax {
 		add("webhooks.backoff_min", "%v is above webhooks.backoff_max %v", c.Webhooks.BackoffMin, c.Webhooks.BackoffMax)
@@ -1012,4 +1044,24 @@ func (c *Config) Get(key string) (string, error) {
 		return "", fmt.Errorf("%s is a group of settings, not one", key)
 	}
 	return fmt.Sprint(node), nil
+}
+
+// Networks are webhooks.allow_networks as prefixes (an address alone is the prefix of
+// that one address). Validate has refused any that does not parse.
+func (w Webhooks) Networks() []netip.Prefix {
+	var out []netip.Prefix
+	for _, n := range w.AllowNetworks {
+		if p, err := parseNetwork(n); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseNetwork(s string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	return p.Masked(), err
 }

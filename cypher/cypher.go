@@ -235,6 +235,37 @@ func LuceneTerms(text string) string {
 	return strings.Join(terms, " ")
 }
 
+// maxLuceneGroups is the most group_ids a fulltext query names: a visible set of more
+// is filtered in Cypher alone (Lucene refuses a query of over 1,024 clauses).
+const maxLuceneGroups = 256
+
+// LuceneWords is the fulltext query that finds the items holding one of words (as
+// Words gives them, so no Lucene syntax is left in them) in one of fields, within the
+// spaces groupIDs: the index plans read every hit and score the visible ones from
+// their own words, so the query only has to find them. The group_id clause narrows
+// the hits the index reads to those spaces (a phrase of a group_id's tokens may also
+// match a longer one; every query checks the group_id again in Cypher); it is left
+// out for more than maxLuceneGroups. "" when there is no word.
+func LuceneWords(fields, words, groupIDs []string) string {
+	if len(words) == 0 || len(fields) == 0 {
+		return ""
+	}
+	terms := strings.Join(words, " ")
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + ":(" + terms + ")"
+	}
+	q := "(" + strings.Join(parts, " OR ") + ")"
+	if len(groupIDs) == 0 || len(groupIDs) > maxLuceneGroups {
+		return q
+	}
+	groups := make([]string, len(groupIDs))
+	for i, g := range groupIDs {
+		groups[i] = `"` + g + `"` // group_ids are letters, digits, '-' and '_' (graph.ValidID)
+	}
+	return q + " AND group_id:(" + strings.Join(groups, " ") + ")"
+}
+
 // Words splits text into the lower-cased words search matches on: runs of letters,
 // digits and combining marks; everything else separates. Episodes store their words
 // this way (content_terms) and queries are split the same way, so a word followed

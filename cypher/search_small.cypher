@@ -33,8 +33,8 @@ WITH facts, entities, episodes
 WHERE size(facts) <= $exact_max AND size(entities) <= $exact_max AND size(episodes) <= $exact_max
 CALL (facts) {
   UNWIND CASE WHEN $facts THEN facts ELSE [] END AS r
-  WITH r WHERE {{fact_filter}} AND {{fact_typed}}
-  WITH r AS x, coalesce(r.fact_terms, ' ' + toLower(r.fact) + ' ') AS text
+  WITH r, size(facts) AS total WHERE {{fact_filter}} AND {{fact_typed}}
+  WITH r AS x, total, coalesce(r.fact_terms, ' ' + toLower(r.fact) + ' ') AS text
   {{bm25}}
   WITH x AS r, score
   WITH {{fact_row}}, score
@@ -49,8 +49,8 @@ CALL (facts) {
 }
 CALL (entities) {
   UNWIND CASE WHEN $entities THEN entities ELSE [] END AS n
-  WITH n WHERE {{entity_filter}} AND {{entity_typed}}
-  WITH n AS x, coalesce(n.name_terms, ' ' + toLower(n.name) + ' ') AS text
+  WITH n, size(entities) AS total WHERE {{entity_filter}} AND {{entity_typed}}
+  WITH n AS x, total, coalesce(n.name_terms, ' ' + toLower(n.name) + ' ') AS text
   {{bm25}}
   WITH x AS n, score
   WITH {{entity_row}}, score
@@ -65,8 +65,8 @@ CALL (entities) {
 }
 CALL (episodes) {
   UNWIND CASE WHEN $episodes THEN episodes ELSE [] END AS x
-  WITH x WHERE {{episode_filter}}
-  WITH x, coalesce(x.content_terms, ' ' + toLower(x.content) + ' ') AS text
+  WITH x, size(episodes) AS total WHERE {{episode_filter}}
+  WITH x, total, coalesce(x.content_terms, ' ' + toLower(x.content) + ' ') AS text
   {{bm25}}
   RETURN collect([x, score]) AS episode_text
 }

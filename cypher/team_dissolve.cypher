@@ -1,8 +1,9 @@
 // Empty a team's space and delete the team, after team_lock and team_memories in the
 // same transaction: $moves names, per agent, the memories (uuids) that go back to its
-// private space (group_id). Each is queued for extraction there with the versions
-// that agent wrote (another's are erased: no one's words but the owner's enter a
-// private space); every other memory of the space is erased with its versions; every
+// private space (group_id), and the agent's owner. Each is queued for extraction there
+// with the versions that hold the agent's own words for that owner (_own_words;
+// another's are erased: no one's words but the owner's enter a private space); every
+// other memory of the space is erased with its versions; every
 // entity (and so every fact and mention) and conflict of the space is deleted; then
 // the team and its memberships.
 CALL () {
@@ -10,9 +11,10 @@ CALL () {
   MATCH (e:Episodic)
   WHERE e.uuid IN m.uuids AND e.group_id = $group_id
   CALL (e, m) {
-    MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)
-    WHERE coalesce(v.content_agent, '') <> m.agent
-    DETACH DELETE v
+    MATCH (e)-[:HAS_VERSION]->(x:MemoryVersion)
+    WITH x, m.owner AS owner
+    WHERE NOT coalesce({{own_words}}, false)
+    DETACH DELETE x
   }
   CALL (e, m) {
     MATCH (e)-[:HAS_VERSION]->(v:MemoryVersion)

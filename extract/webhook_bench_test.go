@@ -146,7 +146,7 @@ func subscribeAll(b *testing.B, p *pipe) *hooked {
 			Agent: agent, Requester: owner, HostKey: "bench", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			GroupIDs:  []string{graph.DefaultOrg.Private(agent).GroupID(), graph.DefaultOrg.Public(agent).GroupID()},
 			CreatedAt: time.Now()}
-		if err := p.db.CreateWebhook(context.Background(), w); err != nil {
+		if err := p.db.CreateWebhook(context.Background(), w, graph.WebhookLimits{PerRequester: len(p.agents), PerTarget: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -156,7 +156,7 @@ func subscribeAll(b *testing.B, p *pipe) *hooked {
 	}
 	svc := &service.Service{Auth: access.Policy{AllowPrivate: true}, Dir: p.db, Mem: p.db, Hooks: p.db, Log: neo4jtest.Logger(b), Now: time.Now,
 		Hosts: benchHost{}}
-	d := &webhook.Deliverer{Store: p.db, Service: svc, Guard: webhook.Guard{AllowPrivate: true}, Log: neo4jtest.Logger(b),
+	d := &webhook.Deliverer{Store: p.db, Service: svc, Guard: webhook.Guard{AllowLoopback: true}, Log: neo4jtest.Logger(b),
 		Workers: 4, Timeout: 10 * time.Second, Poll: 500 * time.Millisecond, BackoffMin: 5 * time.Second, BackoffMax: time.Hour,
 		Horizon: 24 * time.Hour, Scope: owner}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -68,20 +69,44 @@ type AuditLog interface {
 	ListAudit(ctx context.Context, f AuditFilter) ([]*AuditEvent, string, error)
 }
 
-// Pseudonymize returns text with every mention of requester id of org replaced by the
-// same mention of pseudonym: the id as a word of its own (delimited by characters no
-// id holds, as in "owner alice -> bob" or "jwt:alice"), with its organization's
-// prefix (an end user's JWT host of a named organization, "jwt:org-acme_alice"), and
-// its shared space's group_id. Other words that merely contain the id ("alice2",
-// "team-alice") stay.
-func Pseudonymize(org Org, text, id, pseudonym string) string {
-	if id == "" || !strings.Contains(text, id) {
-		return text
+// Pseudonyms are what one erasure replaces in the records it keeps: requester
+// Requester of Org by Pseudonym, and each agent the requester owned by a pseudonym of
+// its own (Agents: id to pseudonym, AgentPseudonyms), since an agent's id may name its
+// owner too.
+type Pseudonyms struct {
+	Org                  Org
+	Requester, Pseudonym string
+	Agents               map[string]string
+}
+
+// AgentPseudonyms gives each of agents a pseudonym after the requester's:
+// pseudonym-agent-1, -2, ... in the order of agents.
+func AgentPseudonyms(pseudonym string, agents []string) map[string]string {
+	out := make(map[string]string, len(agents))
+	for i, a := range agents {
+		out[a] = pseudonym + "-agent-" + strconv.Itoa(i+1)
 	}
-	words := map[string]string{
-		id:                       pseudonym,
-		org.Prefix() + id:        org.Prefix() + pseudonym,
-		org.Shared(id).GroupID(): org.Shared(pseudonym).GroupID(),
+	return out
+}
+
+// Apply returns text with every mention of the requester or of one of its agents
+// replaced by the same mention of its pseudonym: the id as a word of its own
+// (delimited by characters no id holds, as in "owner alice -> bob" or "jwt:alice"),
+// with its organization's prefix (an end user's JWT host of a named organization,
+// "jwt:org-acme_alice"), the requester's shared space's group_id and its agents'
+// spaces' group_ids. Other words that merely contain an id ("alice2", "team-alice")
+// stay.
+func (p Pseudonyms) Apply(text string) string {
+	words := map[string]string{}
+	if p.Requester != "" {
+		words[p.Requester] = p.Pseudonym
+		words[p.Org.Prefix()+p.Requester] = p.Org.Prefix() + p.Pseudonym
+		words[p.Org.Shared(p.Requester).GroupID()] = p.Org.Shared(p.Pseudonym).GroupID()
+	}
+	for a, pa := range p.Agents {
+		words[a] = pa
+		words[p.Org.Private(a).GroupID()] = p.Org.Private(pa).GroupID()
+		words[p.Org.Public(a).GroupID()] = p.Org.Public(pa).GroupID()
 	}
 	var b strings.Builder
 	for i := 0; i < len(text); {

@@ -6,7 +6,7 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-func TestPseudonymize(t *testing.T) {
+func TestPseudonyms(t *testing.T) {
 	acme := graph.Org("acme")
 	for _, c := range []struct {
 		org        graph.Org
@@ -26,8 +26,27 @@ func TestPseudonymize(t *testing.T) {
 		{acme, "alice is writer", "erased-1 is writer"},
 		{acme, "", ""},
 	} {
-		if got := graph.Pseudonymize(c.org, c.text, "alice", "erased-1"); got != c.want {
-			t.Errorf("Pseudonymize(%q, %q) = %q, want %q", c.org, c.text, got, c.want)
+		if got := (graph.Pseudonyms{Org: c.org, Requester: "alice", Pseudonym: "erased-1"}).Apply(c.text); got != c.want {
+			t.Errorf("Apply(%q, %q) = %q, want %q", c.org, c.text, got, c.want)
+		}
+	}
+}
+
+// TestPseudonyms_Agents: the agents an erased requester owned are named by
+// pseudonyms of their own wherever its own id would be replaced, their spaces too.
+func TestPseudonyms_Agents(t *testing.T) {
+	acme := graph.Org("acme")
+	p := graph.Pseudonyms{Org: acme, Requester: "alice", Pseudonym: "erased-1",
+		Agents: graph.AgentPseudonyms("erased-1", []string{"alice-bot", "helper"})}
+	for text, want := range map[string]string{
+		"alice-bot":                             "erased-1-agent-1",
+		"owner alice -> bob of helper":          "owner erased-1 -> bob of erased-1-agent-2",
+		"org-acme_agent-alice-bot-private":      "org-acme_agent-erased-1-agent-1-private",
+		"org-acme_agent-helper-public":          "org-acme_agent-erased-1-agent-2-public",
+		"helper2 org-acme_agent-helper2-public": "helper2 org-acme_agent-helper2-public",
+	} {
+		if got := p.Apply(text); got != want {
+			t.Errorf("Apply(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

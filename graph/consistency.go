@@ -7,10 +7,12 @@ import "context"
 // committed once it was done, and a request that sends the token back reads at least
 // that fresh, waiting if it must until the database it reads has caught up.
 type Consistency interface {
-	// Token names every write this process has committed so far; opaque to clients.
-	Token(ctx context.Context) (string, error)
+	// Token names every write this process has committed so far, for scope (the
+	// organization and requester of the request it answers); opaque to clients, and
+	// telling them nothing of the database.
+	Token(ctx context.Context, scope string) (string, error)
 	// After returns ctx such that every read made with it sees at least the writes
-	// token names. EINVALID when the token is malformed or was not made by this
-	// deployment.
-	After(ctx context.Context, token string) (context.Context, error)
+	// token names. EINVALID when the token is malformed, was not made by this
+	// deployment, or was made for another scope.
+	After(ctx context.Context, token, scope string) (context.Context, error)
 }

@@ -113,6 +113,25 @@ func (e *Episode) Space() Space {
 	return s
 }
 
+// Writer is who wrote the memory's current content: its last updater, else whoever
+// wrote it.
+func (e *Episode) Writer() string {
+	if e.UpdatedBy != "" {
+		return e.UpdatedBy
+	}
+	return e.RequesterID
+}
+
+// OwnWords reports whether the memory's current content is its agent's own words for
+// owner, the agent's owner now: owner wrote it (or last changed it) for the agent, and
+// no one else changed it since (ContentAgent). Only such content moves between spaces
+// by memgate's own doing or at its owner's word: a move, a team's dissolution, what
+// compaction and reflection derive. A memory its agent's former owner wrote is not its
+// new owner's words. cypher/_own_words.cypher is the same rule inside queries.
+func (e *Episode) OwnWords(owner string) bool {
+	return owner != "" && e.ContentAgent != "" && e.ContentAgent == e.AgentID && e.Writer() == owner
+}
+
 // Visible is the set of spaces a requester may read, computed once per request by the
 // Authorizer and applied inside every read query. Empty means nothing, never "no
 // filter".
@@ -196,6 +215,10 @@ type Memories interface {
 
 	// GetEpisode returns ENOTFOUND if the episode does not exist or is not visible.
 	GetEpisode(ctx context.Context, id string, vis Visible) (*Episode, error)
+
+	// GetEpisodes returns those of the episodes ids that exist and are visible, in
+	// the order of ids.
+	GetEpisodes(ctx context.Context, ids []string, vis Visible) ([]*Episode, error)
 
 	// ListEpisodes lists the episodes of the spaces in vis, newest first, only those
 	// agent wrote unless agent is empty. EINVALID for a cursor it did not issue.

@@ -12,6 +12,14 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // ValidID reports whether s is a valid agent id, team name or requester id.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
+// PseudonymPrefix starts the pseudonym that replaces an erased requester's id: ids of
+// that form are reserved, no credential may name one (IsPseudonym).
+const PseudonymPrefix = "erased-"
+
+// IsPseudonym reports whether id is of the reserved form of an erased requester's
+// pseudonym.
+func IsPseudonym(id string) bool { return strings.HasPrefix(id, PseudonymPrefix) }
+
 // CheckID returns EINVALID naming field unless s is a valid id.
 func CheckID(field, s string) error {
 	if s == "" {

@@ -86,9 +86,22 @@ type Attempt struct {
 	Millis     int64
 }
 
+// WebhookLimits bound the webhooks a registration may add to.
+type WebhookLimits struct {
+	PerRequester int // webhooks of one requester
+	// PerTarget is how many webhooks one host key may register following the same
+	// spaces (an agent's, a team's, the audit events): what one change can make it send.
+	PerTarget int
+}
+
 // Webhooks stores subscriptions and their outbox.
 type Webhooks interface {
-	CreateWebhook(ctx context.Context, w *Webhook) error
+	// CreateWebhook stores w within limits, counted in the same transaction as the
+	// write, so registrations at once cannot pass them: EINVALID over a limit,
+	// ECONFLICT when the requester already has a webhook with w's URL following w's
+	// spaces (identical targets are one webhook), ENOTFOUND when the agent or team
+	// it follows is gone.
+	CreateWebhook(ctx context.Context, w *Webhook, limits WebhookLimits) error
 	// ListWebhooks lists org's webhooks registered by requester (or, with audit, the
 	// audit webhooks of the organization), oldest first.
 	ListWebhooks(ctx context.Context, org Org, requester string, audit bool) ([]*Webhook, error)

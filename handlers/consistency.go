@@ -15,16 +15,19 @@ import (
 const ConsistencyHeader = "X-Consistency-Token"
 
 // readYourWrites reads a request's consistency token (400 when it is malformed, sent
-// twice or not made by this deployment) and answers a write that succeeded with a
-// fresh one. A token that cannot be made is logged, never an error: the write is done.
+// twice, not made by this deployment, or made for another requester) and answers a
+// write that succeeded with a fresh one. A token is made for the organization and
+// requester the request names (tokenScope) and good for their requests alone. A token
+// that cannot be made is logged, never an error: the write is done.
 func readYourWrites(c graph.Consistency, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(ec echo.Context) error {
 			r := ec.Request()
+			scope := tokenScope(ec)
 			switch sent := r.Header.Values(ConsistencyHeader); len(sent) {
 			case 0:
 			case 1:
-				ctx, err := c.After(r.Context(), sent[0])
+				ctx, err := c.After(r.Context(), sent[0], scope)
 				if err != nil {
 					return err
 				}
@@ -38,7 +41,7 @@ func readYourWrites(c graph.Consistency, log *slog.Logger) echo.MiddlewareFunc {
 					if res.Status < 200 || res.Status > 299 {
 						return
 					}
-					token, err := c.Token(ec.Request().Context())
+					token, err := c.Token(ec.Request().Context(), scope)
 					if err != nil {
 						log.WarnContext(ec.Request().Context(), "making a consistency token", "request_id", requestID(ec), "error", err.Error())
 						return
@@ -49,4 +52,21 @@ func readYourWrites(c graph.Consistency, log *slog.Logger) echo.MiddlewareFunc {
 			return next(ec)
 		}
 	}
+}
+
+// tokenScope is what a request's consistency tokens are bound to: the organization and
+// the requester it names, as the requester's resolution reads them (after this runs,
+// so that it too reads after the token): X-Requester-Org or the host's organization,
+// X-Requester-Id or the end user's JWT subject.
+func tokenScope(c echo.Context) string {
+	host := hostOf(c)
+	org := c.Request().Header.Get("X-Requester-Org")
+	if org == "" {
+		org = string(host.Org)
+	}
+	requester := c.Request().Header.Get("X-Requester-Id")
+	if requester == "" {
+		requester = host.Subject
+	}
+	return org + "\x00" + requester
 }

@@ -169,7 +169,7 @@ func (w *world) sendEvents() {
 		}
 		subjects = append(subjects, w.webhooks.events[col])
 	}
-	d := &webhook.Deliverer{Store: neo4jtest.DB(w.t), Service: w.svc, Guard: webhook.Guard{AllowPrivate: true},
+	d := &webhook.Deliverer{Store: neo4jtest.DB(w.t), Service: w.svc, Guard: webhook.Guard{AllowLoopback: true},
 		Log: neo4jtest.Logger(w.t), Workers: 8, Timeout: 5 * time.Second, Poll: 20 * time.Millisecond,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Horizon: time.Minute, Scope: w.suffix}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,11 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -43,8 +48,8 @@ func NewMetrics(o Observed) *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route", "method", "status"}),
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "memgate_denials_total", Help: "Requests refused with 403 (each also audited as namespace_denied), by the kind of space refused and the reason.",
-		}, []string{"space", "reason"}),
+			Name: "memgate_denials_total", Help: "Requests refused with 403, each also an audit event, by the event's kind (namespace_denied, requester_denied), the kind of space refused and the route pattern.",
+		}, []string{"kind", "space", "route"}),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "memgate_webhook_deliveries_total", Help: "Webhook delivery outcomes of this process: delivered, retry, failed (given up at webhooks.horizon), dropped (the subscriber may no longer see the space), error (the check could not be made).",
 		}, []string{"outcome"}),
@@ -54,20 +59,28 @@ func NewMetrics(o Observed) *Metrics {
 	return m
 }
 
-// Denied counts a refusal in the space with groupID ("" when the refusal is not about
-// a space) for reason. The Authorizer's reasons are a fixed set of sentences, some
-// naming the team refused; the team's name is left out of the label, so the number of
-// series stays bounded.
-func (m *Metrics) Denied(groupID, reason string) {
-	kind := "none"
+// Denied counts a refusal (service.Service.OnDeny) of the audit event kind, in the
+// space with groupID ("" when the refusal is not about a space), of the request ctx
+// belongs to. Every label is from a closed set: the kind, the kind of space, the route
+// pattern (none outside a request); never an id, a name or a reason's text, so the
+// series stay bounded and name no one.
+func (m *Metrics) Denied(ctx context.Context, kind, groupID string) {
+	space := "none"
 	if s, ok := graph.ParseGroupID(groupID); ok {
-		kind = string(s.Kind)
-		if s.Kind == graph.SpaceTeam {
-			reason = strings.TrimSuffix(reason, " "+s.Team)
-		}
+		space = string(s.Kind)
 	}
-	m.denials.WithLabelValues(kind, reason).Inc()
+	if kind != graph.AuditNamespaceDenied && kind != graph.AuditRequesterDenied {
+		kind = "other"
+	}
+	route, _ := ctx.Value(routeKey{}).(string)
+	if route == "" {
+		route = "none"
+	}
+	m.denials.WithLabelValues(kind, space, route).Inc()
 }
+
+// routeKey holds a request's route pattern in its context, for Denied.
+type routeKey struct{}
 
 // WebhookOutcome counts one webhook delivery attempt's outcome (webhook.Deliverer's
 // OnAttempt).
@@ -75,8 +88,33 @@ func (m *Metrics) WebhookOutcome(outcome string) {
 	m.webhooks.WithLabelValues(outcome).Inc()
 }
 
-func (m *Metrics) handler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+// handler serves the scrape; with keySHA256 (hex) set, only to a request whose
+// "Authorization: Bearer <key>" hashes to it (401 otherwise).
+func (m *Metrics) handler(keySHA256 string) echo.HandlerFunc {
+	scrape := echo.WrapHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	if keySHA256 == "" {
+		return scrape
+	}
+	want, _ := hex.DecodeString(keySHA256)
+	return func(c echo.Context) error {
+		h := c.Request().Header.Values(echo.HeaderAuthorization)
+		scheme, key, _ := strings.Cut(strings.Join(h, ""), " ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(key)))
+		if len(h) != 1 || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want) != 1 {
+			return graph.Errorf(graph.EUNAUTHENTICATED, "/metrics needs its key: Authorization: Bearer <server.metrics_key_sha256's key>")
+		}
+		return scrape(c)
+	}
+}
+
+// MetricsServer is the handler of a listener of its own for /metrics
+// (server.metrics_addr): that route alone, with the key when keySHA256 is set.
+func MetricsServer(m *Metrics, keySHA256 string, log *slog.Logger) http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(log)
+	e.GET("/metrics", m.handler(keySHA256))
+	return e
 }
 
 // observe is the middleware timing every request by its route pattern (never the raw
@@ -84,14 +122,16 @@ func (m *Metrics) handler() echo.HandlerFunc {
 func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		r := c.Request()
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), routeKey{}, route)))
 		err := next(c)
 		status := c.Response().Status
 		if err != nil {
 			status, _, _ = classify(err)
-		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
 		}
 		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 		return err

@@ -51,7 +51,7 @@ func (h *probeHooks) subscribe(c client, who string, agents []string, member boo
 
 // deliver sends the probe's deliveries until the test ends.
 func (h *probeHooks) deliver(t *testing.T, svc *service.Service) {
-	d := &webhook.Deliverer{Store: neo4jtest.DB(t), Service: svc, Guard: webhook.Guard{AllowPrivate: true},
+	d := &webhook.Deliverer{Store: neo4jtest.DB(t), Service: svc, Guard: webhook.Guard{AllowLoopback: true},
 		Log: neo4jtest.Logger(t), Workers: 4, Timeout: 5 * time.Second, Poll: 200 * time.Millisecond,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Horizon: time.Minute, Scope: h.suffix}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -45,6 +45,11 @@ type Deps struct {
 	HandlerTimeout time.Duration // every request's context deadline
 	Version        string
 	Metrics        *Metrics // nil: no /metrics
+	// MetricsKeySHA256 (hex), when set, is the SHA-256 of the key /metrics asks for;
+	// MetricsApart leaves /metrics off this handler (it has a listener of its own,
+	// MetricsServer), the requests still counted.
+	MetricsKeySHA256 string
+	MetricsApart     bool
 	RateLimit      float64  // requests per second per host key; 0: no limit
 	RateBurst      int
 	// Tracer makes a span of every request and MCP tool call (trace.go); nil:
@@ -93,7 +98,9 @@ func New(d Deps) *echo.Echo {
 	}))
 	if d.Metrics != nil {
 		e.Use(d.Metrics.observe)
-		e.GET("/metrics", d.Metrics.handler())
+		if !d.MetricsApart {
+			e.GET("/metrics", d.Metrics.handler(d.MetricsKeySHA256))
+		}
 	}
 	e.Use(middleware.BodyLimit(d.BodyLimit))
 	e.Use(middleware.ContextTimeout(d.HandlerTimeout))
@@ -238,6 +245,9 @@ const (
 
 // authenticateHeader resolves the host key or JWT of "Authorization: Bearer <key>".
 func authenticateHeader(ctx context.Context, keys *access.Keyring, h http.Header) (access.Host, error) {
+	if len(h.Values(echo.HeaderAuthorization)) > 1 {
+		return access.Host{}, graph.Errorf(graph.EINVALID, "Authorization must be given once")
+	}
 	bearer := ""
 	if scheme, token, ok := strings.Cut(h.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		bearer = strings.TrimSpace(token)

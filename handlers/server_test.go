@@ -52,7 +52,7 @@ func newServerWith(t *testing.T, keys []access.KeySpec, tokens access.TokenVerif
 	svc.OnDeny = metrics.Denied
 	// Webhooks: test receivers listen on loopback, so the guard allows private
 	// addresses (TestWebhook_SSRF adjusts it back).
-	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = db, ring, webhook.Guard{AllowPrivate: true}.CheckURL
+	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = db, ring, webhook.Guard{AllowLoopback: true}.CheckURL
 	adjust(svc)
 	e := handlers.New(handlers.Deps{
 		Log: log, Keys: ring, Ready: db, Consistency: db, Service: svc,

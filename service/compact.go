@@ -3,6 +3,7 @@ package service
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -41,11 +42,15 @@ const (
 	SourceReflection = "reflection"
 )
 
-// Compact summarizes memories the caller sees for an agent within max_tokens and
-// stores the summary as a memory of the agent's private space (source_description
-// compaction, derived_from the memories read), queued for extraction like any other.
-// The caller must be able to write that space (an audited EFORBIDDEN otherwise); a
-// named memory it cannot see, or that is not in the agent's view, is ENOTFOUND.
+// Compact summarizes memories of an agent within max_tokens and stores the summary as
+// a memory of the agent's private space (source_description compaction, derived_from
+// the memories read), queued for extraction like any other. It draws only on the
+// agent's own words (graph.Episode.OwnWords: what its owner, the caller, wrote for
+// it, in any of its spaces), so nothing of a team's, a delegate's or a former owner's
+// enters the summary, and the summary is never more the caller's to move than its
+// sources. The caller must be able to write that space (an audited EFORBIDDEN
+// otherwise); a named memory it cannot see, or that is not in the agent's view, is
+// ENOTFOUND; one it sees that is not the agent's own words is an audited EFORBIDDEN.
 // The budget is in bytes (see extract.Cut): at most max_tokens tokens for any
 // byte-level BPE tokenizer.
 func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph.Episode, err error) {
@@ -68,7 +73,7 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph
 		return nil, err
 	}
 	if len(read) == 0 {
-		return nil, graph.Errorf(graph.EINVALID, "no memories of the agent to compact")
+		return nil, graph.Errorf(graph.EINVALID, "no memories in the agent's own words to compact")
 	}
 	texts, ids := make([]string, len(read)), make([]string, len(read))
 	for i, e := range read {
@@ -137,7 +142,7 @@ func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source stri
 }
 
 // compacted reads the memories a compaction summarizes, oldest first (by reference
-// time).
+// time): the agent's own words for c (OwnWords), named or since a time.
 func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*graph.Episode, error) {
 	vis := s.agentView(c, q.AgentID)
 	var out []*graph.Episode
@@ -147,19 +152,22 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 			if err := checkUUID(id); err != nil {
 				return nil, err
 			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 			e, err := s.Mem.GetEpisode(ctx, id, vis)
 			if err != nil {
 				return nil, err
 			}
 			if e.AgentID != q.AgentID {
-				// Another agent's memory the requester reads (a team's): not this agent's
-				// to compact into its private space, where it would outlive the team.
+				// Another agent's memory the requester reads (a team's): not this agent's.
 				return nil, graph.Errorf(graph.ENOTFOUND, "memory not found")
 			}
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, e)
+			if !e.OwnWords(c.P.ID) {
+				return nil, s.deny(ctx, c, e.UUID, e.GroupID, notOwnWords(e.UUID, "a compaction draws"))
 			}
+			out = append(out, e)
 		}
 	} else {
 		page := graph.PageRequest{Limit: s.Limits.PageSizeMax}
@@ -173,7 +181,9 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 					p.HasMore = false
 					break
 				}
-				out = append(out, e)
+				if e.OwnWords(c.P.ID) {
+					out = append(out, e)
+				}
 			}
 			if page.Cursor = p.NextCursor; !p.HasMore {
 				break
@@ -187,6 +197,46 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 	return out, nil
 }
 
+// notOwnWords is the reason a memory is refused as the source of a derived memory, or
+// a derived memory's move for that source: what uses the memory, then why.
+func notOwnWords(id, what string) string {
+	return what + " only on the agent's own words, and memory " + id +
+		" is not: another requester wrote or changed it, or the agent's former owner did"
+}
+
+// sources reads the memories e was derived from as c reaches them: those still in e's
+// agent's view for c, by id.
+func (s *Service) sources(ctx context.Context, c Call, e *graph.Episode) (map[string]*graph.Episode, error) {
+	out := map[string]*graph.Episode{}
+	if len(e.DerivedFrom) == 0 {
+		return out, nil
+	}
+	found, err := s.Mem.GetEpisodes(ctx, e.DerivedFrom, s.agentView(c, e.AgentID))
+	for _, src := range found {
+		out[src.UUID] = src
+	}
+	return out, err
+}
+
+// sourcesAllow judges a derived memory's move or copy to another space against its
+// sources (read by sources), not its author: it is allowed only while every memory e
+// was derived from is still there for c and each of them would be allowed the same
+// (may, for one source, returns why not, or ""). A source that is gone, or out of c's
+// reach, refuses it: what it said can no longer be judged, so the derived memory stays
+// where it is. It returns the reason of a refusal, "" when allowed.
+func sourcesAllow(e *graph.Episode, sources map[string]*graph.Episode, may func(src *graph.Episode) string) string {
+	for _, id := range e.DerivedFrom {
+		src := sources[id]
+		if src == nil {
+			return "memory " + e.UUID + " was derived from memory " + id + ", which is gone or out of reach: a derived memory moves only with its sources"
+		}
+		if reason := may(src); reason != "" {
+			return "memory " + e.UUID + " was derived from memory " + id + ", which may not go there: " + reason
+		}
+	}
+	return ""
+}
+
 // ReflectQuery asks an agent's owner's reflection on what the agent wrote since a
 // time (the newest compactMaxMemories; default: the last day).
 type ReflectQuery struct {
@@ -195,8 +245,8 @@ type ReflectQuery struct {
 	MaxTokens int // 0: CompactTokensDefault
 }
 
-// Reflect distills an agent's recent memories (not earlier reflections or
-// compactions) and the current facts the caller sees for it into a summary memory
+// Reflect distills an agent's recent memories in its own words (OwnWords; not earlier
+// reflections or compactions) and the current facts they stated into a summary memory
 // and up to a few rule memories of the agent's private space (source_description
 // reflection, tags reflection and summary or rule, derived_from the memories read),
 // within max_tokens together: one LLM call, or the offline summarizer. Only who may
@@ -220,23 +270,19 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 		return nil, err
 	}
 	var texts, ids []string
+	spaces := map[string]bool{}
 	for _, e := range read {
 		if e.SourceDescription != SourceReflection && e.SourceDescription != SourceCompaction {
 			texts, ids = append(texts, e.Content), append(ids, e.UUID)
+			spaces[e.GroupID] = true
 		}
 	}
 	if len(texts) == 0 {
-		return nil, graph.Errorf(graph.EINVALID, "no memories of the agent to reflect on since %s", q.Since.UTC().Format(time.RFC3339))
+		return nil, graph.Errorf(graph.EINVALID, "no memories in the agent's own words to reflect on since %s", q.Since.UTC().Format(time.RFC3339))
 	}
-	page, err := s.Find.Facts(ctx, s.agentView(c, q.AgentID), graph.TypeFilter{}, graph.PageRequest{Limit: reflectFacts})
+	facts, err := s.statedBy(ctx, graph.Visible{GroupIDs: slices.Sorted(maps.Keys(spaces)), Org: c.P.Org}, ids)
 	if err != nil {
 		return nil, err
-	}
-	var facts []string
-	for _, h := range page.Facts {
-		if h.Fact.InvalidAt == nil && h.Fact.ExpiredAt == nil {
-			facts = append(facts, h.Fact.Fact)
-		}
 	}
 	summary, rules, err := s.Summarizer.Reflect(ctx, texts, facts, q.MaxTokens)
 	if err != nil {
@@ -252,5 +298,36 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 	return s.writeDistilled(ctx, c, q.AgentID, SourceReflection, ids, out)
 }
 
-// reflectFacts is how many of the newest facts a reflection reads.
-const reflectFacts = 50
+// statedBy returns the newest current facts of vis (at most reflectFacts, read from at
+// most reflectFactPages pages) that one of the memories ids stated first: a fact's
+// words are those of the memory that first stated it (graph.Fact.Episodes), so a
+// reflection reads no fact another memory worded.
+func (s *Service) statedBy(ctx context.Context, vis graph.Visible, ids []string) ([]string, error) {
+	var facts []string
+	page := graph.PageRequest{Limit: s.Limits.PageSizeMax}
+	for range reflectFactPages {
+		p, err := s.Find.Facts(ctx, vis, graph.TypeFilter{}, page)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range p.Facts {
+			f := h.Fact
+			if f.InvalidAt == nil && f.ExpiredAt == nil && len(f.Episodes) > 0 && slices.Contains(ids, f.Episodes[0]) {
+				if facts = append(facts, f.Fact); len(facts) == reflectFacts {
+					return facts, nil
+				}
+			}
+		}
+		if page.Cursor = p.NextCursor; !p.HasMore {
+			break
+		}
+	}
+	return facts, nil
+}
+
+// A reflection reads the newest reflectFacts facts its memories stated, from at most
+// reflectFactPages pages of its spaces' facts.
+const (
+	reflectFacts     = 50
+	reflectFactPages = 4
+)

@@ -47,8 +47,8 @@ func (s *Service) EraseRequester(ctx context.Context, c Call, id string, dryRun 
 			fmt.Sprintf("%d agents, %d memories, %d shares, %d memberships erased; %d teams, %d memories and %d audit events kept under the pseudonym",
 				e.Agents, e.Memories, e.Shares, e.Memberships, e.Teams, e.Pseudonymized, e.AuditEvents))
 		// Self-erased: the event names the pseudonym, never the id.
-		ev.Actor = graph.Pseudonymize(c.P.Org, ev.Actor, id, pseudonym)
-		ev.HostKey = graph.Pseudonymize(c.P.Org, ev.HostKey, id, pseudonym)
+		ps := graph.Pseudonyms{Org: c.P.Org, Requester: id, Pseudonym: pseudonym}
+		ev.Actor, ev.HostKey = ps.Apply(ev.Actor), ps.Apply(ev.HostKey)
 		return ev
 	})
 	if err != nil {
@@ -57,12 +57,12 @@ func (s *Service) EraseRequester(ctx context.Context, c Call, id string, dryRun 
 	return RequesterErasure{Erasure: e, Pseudonym: pseudonym}, nil
 }
 
-// newPseudonym is a fresh pseudonym for one erasure: "erased-" and 16 random hex
-// digits, a valid requester id that names no one.
+// newPseudonym is a fresh pseudonym for one erasure: graph.PseudonymPrefix and 16
+// random hex digits, an id of the form no credential may name.
 func newPseudonym() (string, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		return "", graph.Wrap(graph.EINTERNAL, err, "internal error")
 	}
-	return "erased-" + hex.EncodeToString(b), nil
+	return graph.PseudonymPrefix + hex.EncodeToString(b), nil
 }

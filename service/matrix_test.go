@@ -120,7 +120,9 @@ func (w *world) admin() service.Call { return w.call("root", "admin") }
 // agent's space, its team's, the audit webhook for system, and for the others
 // (global, a shared space) a request that names none, as none follows them.
 func (w *world) webhookInput(column string) service.WebhookInput {
-	in := service.WebhookInput{URL: "https://hooks.example.com/" + w.mark, Events: graph.MemoryEvents}
+	// One URL per column: the webhooks of a_private and a_public follow the same agent,
+	// and one requester has one webhook per URL and agent.
+	in := service.WebhookInput{URL: "https://hooks.example.com/" + w.mark + "/" + column, Events: graph.MemoryEvents}
 	agent, _, team := w.space(column)
 	switch {
 	case column == "system":

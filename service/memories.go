@@ -577,15 +577,43 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *gr
 	if err != nil || (to.Kind != graph.SpaceTeam && to.Kind != graph.SpaceGlobal) {
 		return nil, graph.Errorf(graph.EINVALID, "target must be team:<name> or global")
 	}
-	copied, err := s.Mem.PromoteEpisode(ctx, id, s.Auth.Visible(c.P), func(e *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
+	vis := s.Auth.Visible(c.P)
+	// A derived memory's copy out of its agent's private space, where it was written,
+	// is judged against its sources too (sourcesAllow): each must be one c may promote
+	// there. Out of another space it is not: its owner's move put it there, judged so.
+	original, err := s.Mem.GetEpisode(ctx, id, vis)
+	if err != nil {
+		return nil, err
+	}
+	var sources map[string]*graph.Episode
+	if original.GroupID == c.P.Org.Private(original.AgentID).GroupID() {
+		if sources, err = s.sources(ctx, c, original); err != nil {
+			return nil, err
+		}
+	}
+	promotable := func(e *graph.Episode) string {
+		if d := s.Auth.Promote(c.P, e.Space(), to); d.Effect != access.Allow {
+			return d.Reason
+		}
+		if rule := s.classify(to, e.AgentID, graph.Texts(e.Source, e.SourceDescription, e.Content)); rule != "" {
+			return "its content matches visibility rule " + rule + ", which keeps it out of " + target
+		}
+		return ""
+	}
+	copied, err := s.Mem.PromoteEpisode(ctx, id, vis, func(e *graph.Episode) (*graph.Episode, *graph.AuditEvent, error) {
 		if d := s.Auth.Promote(c.P, e.Space(), to); d.Effect != access.Allow {
 			return nil, nil, forbid(e.UUID, to.GroupID(), d.Reason)
 		}
 		if e.GroupID == to.GroupID() {
 			return nil, nil, graph.Errorf(graph.EINVALID, "the memory is already in %s", target)
 		}
-		if rule := s.classify(to, e.AgentID, graph.Texts(e.Source, e.SourceDescription, e.Content)); rule != "" {
-			return nil, nil, forbid(e.UUID, to.GroupID(), "its content matches visibility rule "+rule+", which keeps it out of "+target)
+		if reason := promotable(e); reason != "" {
+			return nil, nil, forbid(e.UUID, to.GroupID(), reason)
+		}
+		if sources != nil {
+			if reason := sourcesAllow(e, sources, promotable); reason != "" {
+				return nil, nil, forbid(e.UUID, to.GroupID(), reason)
+			}
 		}
 		now := s.Now().UTC()
 		cp := *e

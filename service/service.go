@@ -58,9 +58,10 @@ type Service struct {
 	Summarizer Summarizer
 	// Tokens counts a context block's tokens; nil: DefaultTokenizer.
 	Tokens *Tokenizer
-	// OnDeny, when set, hears of every refusal (for metrics): the group_id refused
-	// ("" when the refusal is not about a space) and the reason.
-	OnDeny func(groupID, reason string)
+	// OnDeny, when set, hears of every refusal (for metrics): the request's context,
+	// the audit event's kind and the group_id refused ("" when the refusal is not about
+	// a space).
+	OnDeny func(ctx context.Context, kind, groupID string)
 	Audit  graph.AuditLog
 	// Hooks stores webhooks and their outbox; nil: the webhook routes answer 503.
 	Hooks graph.Webhooks
@@ -115,6 +116,10 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester 
 	}
 	host = inOrg
 	refused := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host, Asserted: asserted}, RequestID: requestID}
+	if graph.IsPseudonym(requester) {
+		return Call{}, s.denyAs(ctx, refused, graph.AuditRequesterDenied, "", "",
+			"requester ids starting with "+graph.PseudonymPrefix+" are the pseudonyms of erased requesters: no credential acts for one")
+	}
 	if !host.MayName(requester) {
 		return Call{}, s.denyAs(ctx, refused, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
 	}
@@ -151,7 +156,7 @@ func (s *Service) deny(ctx context.Context, c Call, subject, space, reason strin
 
 func (s *Service) denyAs(ctx context.Context, c Call, kind, subject, space, reason string) error {
 	if s.OnDeny != nil {
-		s.OnDeny(space, reason)
+		s.OnDeny(ctx, kind, space)
 	}
 	if err := s.Audit.RecordAudit(ctx, s.event(c, kind, subject, space, reason)); err != nil {
 		return graph.Wrap(graph.EUNAVAILABLE, err, "the request was refused but the refusal could not be recorded; retry later")

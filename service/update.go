@@ -47,7 +47,21 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 	}
 	var quota *graph.Episode
 	keep := s.maxVersions()
-	updated, err := s.Mem.UpdateEpisode(ctx, id, s.Auth.Visible(c.P), keep, func(e *graph.Episode, earlier []graph.Version) (*graph.Episode, *graph.AuditEvent, error) {
+	vis := s.Auth.Visible(c.P)
+	// A derived memory's move out of its agent's private space, where it was written,
+	// is judged against its sources (sourcesAllow), read before the update's
+	// transaction when the patch may move it.
+	var sources map[string]*graph.Episode
+	if p.Given["visibility"] || p.Given["team"] {
+		e, err := s.Mem.GetEpisode(ctx, id, vis)
+		if err != nil {
+			return nil, err
+		}
+		if sources, err = s.sources(ctx, c, e); err != nil {
+			return nil, err
+		}
+	}
+	updated, err := s.Mem.UpdateEpisode(ctx, id, vis, keep, func(e *graph.Episode, earlier []graph.Version) (*graph.Episode, *graph.AuditEvent, error) {
 		if d := s.Auth.Modify(c.P, e.Space()); d.Effect != access.Allow {
 			return nil, nil, forbid(e.UUID, e.GroupID, d.Reason)
 		}
@@ -66,23 +80,36 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 			space = c.P.Org.Private(m.AgentID)
 		}
 		next := s.newEpisode(c, &m, space, content, s.Now().UTC())
-		// A memory stays its agent's own only while no one but the agent's owner changes
-		// it; a change by anyone else makes it so for good (its words stay in the
-		// versions).
+		// A memory stays its agent's own only while no one but the owner whose words it
+		// holds changes it; a change by anyone else (a former owner's memory changed by
+		// the new one included) makes it so for good (its words stay in the versions).
 		next.ContentAgent = ""
-		if e.ContentAgent == e.AgentID && c.P.Owns[e.AgentID] {
+		if e.OwnWords(c.P.ID) && c.P.Owns[e.AgentID] {
 			next.ContentAgent = e.ContentAgent
 		}
 		ev := s.event(c, graph.AuditUpdated, e.UUID, e.GroupID, fmt.Sprintf("version %d", e.Version+1))
 		if space.GroupID() != e.GroupID {
 			if next.ContentAgent == "" {
 				return nil, nil, forbid(e.UUID, space.GroupID(),
-					"only a memory its agent's owner wrote moves: a promoted copy, or one another requester changed, stays in its space")
+					"only a memory in its agent's own words moves: a promoted copy, one another requester changed, or one the agent's former owner wrote stays in its space")
 			}
 			if d := s.Auth.Write(c.P, e.AgentID, space); d.Effect != access.Allow {
 				return nil, nil, forbid(e.UUID, space.GroupID(), "only the memory's creator may move it, to a space it may write: "+d.Reason)
 			}
-			next.DropVersions = s.unmovable(space, e, earlier)
+			if space != c.P.Org.Private(e.AgentID) {
+				if reason := sourcesAllow(e, sources, func(src *graph.Episode) string {
+					switch {
+					case !src.OwnWords(c.P.ID):
+						return notOwnWords(src.UUID, "a derived memory moves")
+					case s.classify(space, e.AgentID, graph.Texts(src.Source, src.SourceDescription, src.Content)) != "":
+						return "a visibility rule keeps its content out of " + space.GroupID()
+					}
+					return ""
+				}); reason != "" {
+					return nil, nil, forbid(e.UUID, space.GroupID(), reason)
+				}
+			}
+			next.DropVersions = s.unmovable(c, space, e, earlier)
 			ev = s.event(c, graph.AuditVisibilityChanged, e.UUID, space.GroupID(),
 				fmt.Sprintf("version %d moved from %s", e.Version+1, e.GroupID))
 			if n := len(next.DropVersions); n > 0 {
@@ -130,10 +157,10 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 // requester wrote (a memory moves only within its agent's reach, and no one else's
 // words enter it), and text a visibility rule keeps out of space, which would
 // otherwise be read there in /versions.
-func (s *Service) unmovable(space graph.Space, e *graph.Episode, earlier []graph.Version) []int {
+func (s *Service) unmovable(c Call, space graph.Space, e *graph.Episode, earlier []graph.Version) []int {
 	var drop []int
 	for _, v := range append([]*graph.Episode{e}, versionMemories(earlier)...) {
-		if v.ContentAgent != e.AgentID || s.classify(space, e.AgentID, graph.Texts(v.Source, v.SourceDescription, v.Content)) != "" {
+		if !v.OwnWords(c.P.ID) || s.classify(space, e.AgentID, graph.Texts(v.Source, v.SourceDescription, v.Content)) != "" {
 			drop = append(drop, v.Version)
 		}
 	}

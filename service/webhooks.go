@@ -35,8 +35,14 @@ type Hosts interface {
 // maxURLBytes bounds a webhook's URL.
 const maxURLBytes = 2048
 
-// MaxWebhooksPerRequester is how many webhooks one requester may register.
-const MaxWebhooksPerRequester = 50
+// MaxWebhooksPerRequester is how many webhooks one requester may register;
+// MaxWebhooksPerTarget how many one host key may register following the same agent,
+// team or audit events, whatever requesters it names: what one change can make it
+// send.
+const (
+	MaxWebhooksPerRequester = 50
+	MaxWebhooksPerTarget    = 10
+)
 
 // CreateWebhook registers a webhook for c's requester and returns it with its signing
 // secret, which is never shown again. An agent's webhook follows its private and
@@ -105,13 +111,6 @@ func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*
 		w.Audit = true
 		w.GroupIDs = []string{system.GroupID()}
 	}
-	mine, err := s.Hooks.ListWebhooks(ctx, c.P.Org, c.P.ID, false)
-	if err != nil {
-		return nil, err
-	}
-	if len(mine) >= MaxWebhooksPerRequester {
-		return nil, graph.Errorf(graph.EINVALID, "a requester may register at most %d webhooks", MaxWebhooksPerRequester)
-	}
 	if s.CheckWebhookURL != nil {
 		if err := s.CheckWebhookURL(ctx, in.URL); err != nil {
 			return nil, err
@@ -123,7 +122,7 @@ func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*
 	}
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(key[:])
 	w.Secret = secret
-	if err := s.Hooks.CreateWebhook(ctx, w); err != nil {
+	if err := s.Hooks.CreateWebhook(ctx, w, graph.WebhookLimits{PerRequester: MaxWebhooksPerRequester, PerTarget: MaxWebhooksPerTarget}); err != nil {
 		return nil, err
 	}
 	w.Secret = secret

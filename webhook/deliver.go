@@ -6,15 +6,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -279,9 +282,6 @@ func (d *Deliverer) backoff(n int) time.Duration {
 	return time.Duration(wait * (1 - mrand.Float64()/2))
 }
 
-// maxAnswer is how much of a refusing receiver's answer an attempt keeps.
-const maxAnswer = 256
-
 // send posts body to w, signed, and returns the attempt, its duration included (a is
 // named so that the deferred measurement is what the caller gets).
 func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Delivery, body []byte) (a graph.Attempt) {
@@ -310,17 +310,38 @@ func (d *Deliverer) send(ctx context.Context, w *graph.Webhook, del *graph.Deliv
 	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
 	resp, err := d.client.Do(req)
 	if err != nil {
-		a.Error = err.Error()
+		a.Error = failure(err)
+		d.Log.Info("webhook attempt failed", "delivery_id", del.ID, "webhook_id", w.ID, "error", err.Error())
 		return a
 	}
 	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 	a.StatusCode = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		a.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.ToValidUTF8(answer, nil))
+		a.Error = fmt.Sprintf("the receiver answered HTTP %d", resp.StatusCode)
 	}
 	return a
+}
+
+// failure is what an attempt records of a request that got no answer: a short
+// reason of memgate's own, never the address dialled nor anything the receiver's
+// network said (the log has the error in full).
+func failure(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, errRefused):
+		return "the receiver's address is one webhooks may not reach"
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return "the receiver did not answer in time"
+	case errors.As(err, &dns):
+		return "the receiver's host did not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the receiver refused the connection"
+	case errors.As(err, &op) && op.Op == "dial":
+		return "the receiver could not be reached"
+	}
+	return "the request to the receiver failed"
 }
 
 // Payload is the body of every webhook request: the Standard Webhooks envelope

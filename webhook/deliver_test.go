@@ -20,7 +20,7 @@ func TestDeliverer_AttemptDuration(t *testing.T) {
 			time.Sleep(pause)
 			rw.WriteHeader(status)
 		}))
-		d := &webhook.Deliverer{Guard: webhook.Guard{AllowPrivate: true}, Timeout: 2 * time.Second}
+		d := &webhook.Deliverer{Guard: webhook.Guard{AllowLoopback: true}, Timeout: 2 * time.Second}
 		w := &graph.Webhook{ID: "w1", URL: srv.URL, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
 		a := d.Send(context.Background(), w, &graph.Delivery{ID: "d1", EventID: "e1"}, []byte(`{}`))
 		srv.Close()

@@ -40,10 +40,13 @@ type Main struct {
 
 	server   *http.Server
 	listener net.Listener
-	fatal    chan error
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	tracing  *sdktrace.TracerProvider // made from the environment: flushed and shut down by Close
+	// metricsServer serves /metrics on server.metrics_addr, when it is set.
+	metricsServer   *http.Server
+	metricsListener net.Listener
+	fatal           chan error
+	cancel          context.CancelFunc
+	wg              sync.WaitGroup
+	tracing         *sdktrace.TracerProvider // made from the environment: flushed and shut down by Close
 }
 
 func NewMain(cfg *config.Config, log *slog.Logger) *Main {
@@ -117,7 +120,7 @@ func (m *Main) Open(ctx context.Context) error {
 			m.DB.QueryStats(func(name string, s *neo4jstore.QueryStat) { fn(name, s.Count.Load(), time.Duration(s.Nanos.Load())) })
 		}})
 	svc.OnDeny = metrics.Denied
-	guard := webhook.Guard{AllowPrivate: cfg.Webhooks.AllowPrivate}
+	guard := webhook.Guard{AllowLoopback: cfg.Webhooks.AllowLoopback, Allow: cfg.Webhooks.Networks()}
 	svc.Hooks, svc.Hosts, svc.CheckWebhookURL = m.DB, keys, guard.CheckURL
 	if cfg.Webhooks.Workers > 0 {
 		deliverer := newDeliverer(cfg, m.DB, svc, guard, m.Log)
@@ -139,7 +142,13 @@ func (m *Main) Open(ctx context.Context) error {
 		Log: m.Log, Keys: keys, Ready: m.DB, Consistency: m.DB, Service: svc, BodyLimit: cfg.Server.BodyLimit,
 		HandlerTimeout: cfg.Server.HandlerTimeout, Version: buildVersion(), Metrics: metrics,
 		RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst, Tracer: m.Tracer,
+		MetricsKeySHA256: cfg.Server.MetricsKeySHA256, MetricsApart: cfg.Server.MetricsAddr != "",
 	})
+	if cfg.Server.MetricsAddr != "" {
+		if err := m.serveMetrics(cfg, handlers.MetricsServer(metrics, cfg.Server.MetricsKeySHA256, m.Log)); err != nil {
+			return err
+		}
+	}
 	m.listener, err = net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
@@ -166,8 +175,35 @@ func (m *Main) Open(ctx context.Context) error {
 	return nil
 }
 
+// serveMetrics serves /metrics on server.metrics_addr, a listener of its own.
+func (m *Main) serveMetrics(cfg *config.Config, h http.Handler) error {
+	l, err := net.Listen("tcp", cfg.Server.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (server.metrics_addr): %w", cfg.Server.MetricsAddr, err)
+	}
+	m.metricsListener = l
+	m.metricsServer = &http.Server{Handler: h, ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		ReadTimeout: cfg.Server.ReadTimeout, WriteTimeout: cfg.Server.WriteTimeout, IdleTimeout: cfg.Server.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
+	m.Log.Info("memgate serves /metrics apart", "addr", l.Addr().String())
+	go func() {
+		if err := m.metricsServer.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.fatal <- fmt.Errorf("metrics server: %w", err)
+		}
+	}()
+	return nil
+}
+
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// MetricsAddr is the address /metrics listens on apart, "" when it is served on Addr.
+func (m *Main) MetricsAddr() string {
+	if m.metricsListener == nil {
+		return ""
+	}
+	return m.metricsListener.Addr().String()
+}
 
 // Fatal delivers an error after which the service cannot go on.
 func (m *Main) Fatal() <-chan error { return m.fatal }
@@ -178,6 +214,9 @@ func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	if m.server != nil {
 		errs = append(errs, m.server.Shutdown(ctx))
+	}
+	if m.metricsServer != nil {
+		errs = append(errs, m.metricsServer.Shutdown(ctx))
 	}
 	if m.cancel != nil {
 		m.cancel()

@@ -61,7 +61,7 @@ func TestWebhook_KilledMidDelivery(t *testing.T) {
 	defer close(release)
 
 	env := map[string]string{"MEMGATE_WEBHOOKS_WORKERS": "2", "MEMGATE_WEBHOOKS_SCOPE": mark, "MEMGATE_WEBHOOKS_POLL": "50ms",
-		"MEMGATE_WEBHOOKS_TIMEOUT": "2s", "MEMGATE_WEBHOOKS_BACKOFF_MIN": "50ms", "MEMGATE_WEBHOOKS_ALLOW_PRIVATE": "true",
+		"MEMGATE_WEBHOOKS_TIMEOUT": "2s", "MEMGATE_WEBHOOKS_BACKOFF_MIN": "50ms", "MEMGATE_WEBHOOKS_ALLOW_LOOPBACK": "true",
 		"MEMGATE_INGEST_SCOPE": "agent-" + agent, "MEMGATE_INGEST_POLL": "50ms"}
 	first1, base := startBinary(t, env)
 	c := apiClient{t: t, base: base, requester: "alice-" + mark}

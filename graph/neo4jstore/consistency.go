@@ -2,6 +2,8 @@ package neo4jstore
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,22 +18,26 @@ import (
 
 var _ graph.Consistency = (*DB)(nil)
 
-// A consistency token is base64url(HMAC-SHA256(key, payload) || payload), payload the
-// JSON list of the Neo4j bookmarks it names. The key is the deployment's (made once,
-// kept on the schema node), so a token minted by one replica is good on every other
-// and one from elsewhere is refused: a bookmark a client made up could hold every
-// read that sends it until Neo4j's bookmark wait runs out.
+// A consistency token is base64url(nonce || AES-256-GCM(payload)), payload the JSON
+// list of the Neo4j bookmarks it names, sealed with a key derived from the
+// deployment's (made once, kept on the schema node) and with the scope it was made for
+// (an organization and a requester) as the authenticated data. So a token minted by
+// one replica is good on every other; one from elsewhere, changed, or sent by another
+// requester or organization is refused (a bookmark a client made up could hold every
+// read that sends it until Neo4j's bookmark wait runs out); and what it names (the
+// store's id, the database's transaction count, which would tell one tenant another's
+// write rate) is never shown.
 const maxToken = 2048
 
 type afterKey struct{}
 
-var errToken = graph.Errorf(graph.EINVALID, "consistency token: malformed, or not made by this deployment")
+var errToken = graph.Errorf(graph.EINVALID, "consistency token: malformed, not made by this deployment, or made for another requester")
 
-// Token names every write this process has committed: the bookmarks of its
+// Token names every write this process has committed, for scope: the bookmarks of its
 // transactions, consolidated into one by a read that starts after them all when
 // there are several (concurrent sessions each leave one).
-func (db *DB) Token(ctx context.Context) (string, error) {
-	key, err := db.consistencyKey(ctx)
+func (db *DB) Token(ctx context.Context, scope string) (string, error) {
+	aead, err := db.tokenSeal(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -59,35 +65,53 @@ func (db *DB) Token(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(append(sign(key, payload), payload...)), nil
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(scope))), nil
 }
 
-// After returns ctx with token's bookmarks, which every transaction run with it then
-// waits for (run and inTx give them to the driver with the process's own).
-func (db *DB) After(ctx context.Context, token string) (context.Context, error) {
+// After returns ctx with the bookmarks of token, made for scope, which every
+// transaction run with it then waits for (run and inTx give them to the driver with
+// the process's own).
+func (db *DB) After(ctx context.Context, token, scope string) (context.Context, error) {
 	if len(token) > maxToken {
 		return nil, errToken
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) <= sha256.Size {
+	if err != nil {
 		return nil, errToken
 	}
-	key, err := db.consistencyKey(ctx)
+	aead, err := db.tokenSeal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mac, payload := raw[:sha256.Size], raw[sha256.Size:]
+	if len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, errToken
+	}
+	payload, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(scope))
 	var marks []string
-	if !hmac.Equal(mac, sign(key, payload)) || json.Unmarshal(payload, &marks) != nil {
+	if err != nil || json.Unmarshal(payload, &marks) != nil {
 		return nil, errToken
 	}
 	return context.WithValue(ctx, afterKey{}, marks), nil
 }
 
-func sign(key, payload []byte) []byte {
+// tokenSeal is the AEAD consistency tokens are sealed with: AES-256-GCM under
+// HMAC-SHA256(the deployment's key, a label), so the stored key itself seals nothing.
+func (db *DB) tokenSeal(ctx context.Context) (cipher.AEAD, error) {
+	key, err := db.consistencyKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	h := hmac.New(sha256.New, key)
-	h.Write(payload)
-	return h.Sum(nil)
+	h.Write([]byte("memgate consistency token seal"))
+	block, err := aes.NewCipher(h.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 // consistencyKey reads the deployment's key, making it if no memgate has yet, once

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/memgate/memgate/graph"
-	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
@@ -34,17 +33,27 @@ func TestConsistency_TokenNamesTheWrites(t *testing.T) {
 	if err := one.CreateAgent(ctx, graph.DefaultOrg, agent, nil); err != nil {
 		t.Fatal(err)
 	}
-	token, err := one.Token(ctx)
+	const scope = "\x00owner"
+	token, err := one.Token(ctx, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
-	marks, err := neo4jstore.TokenBookmarks(token)
+	marks, err := one.TokenBookmarks(ctx, token, scope)
 	if err != nil || len(marks) != 1 || !strings.HasPrefix(marks[0], "FB:") {
 		t.Fatalf("the token names %q (%v), want one Neo4j bookmark", marks, err)
 	}
-	after, err := two.After(ctx, token)
+	if strings.Contains(token, strings.TrimPrefix(marks[0], "FB:")[:8]) {
+		t.Errorf("the token %q shows its bookmark %q", token, marks[0])
+	}
+	after, err := two.After(ctx, token, scope)
 	if err != nil {
 		t.Fatalf("the other store refused the token: %v", err)
+	}
+	// Made for one requester of one organization, it is refused for any other.
+	for _, other := range []string{"\x00another", "acme\x00owner", "", scope + "x"} {
+		if _, err := two.After(ctx, token, other); graph.ErrorCode(err) != graph.EINVALID {
+			t.Errorf("the token sent for scope %q: %v, want EINVALID", other, err)
+		}
 	}
 	if got, err := two.GetAgent(after, graph.DefaultOrg, agent.ID); err != nil || got.OwnerID != agent.OwnerID {
 		t.Fatalf("reading with the token: %+v, %v", got, err)
@@ -56,7 +65,7 @@ func TestConsistency_TokenNamesTheWrites(t *testing.T) {
 		t.Fatalf("the bookmark %q is not a list of a 16-byte database id and a transaction id: the test must learn its new form", marks[0])
 	}
 	future := "FB:" + base64.StdEncoding.EncodeToString(append(append([]byte{}, raw[:19]...), 0xCA, 0x7f, 0xff, 0xff, 0xff, 0x90))
-	ahead, err := one.SignToken(ctx, []string{future})
+	ahead, err := one.SealToken(ctx, []string{future}, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +89,7 @@ func TestConsistency_TokenNamesTheWrites(t *testing.T) {
 		if err := read(after); err != nil {
 			t.Errorf("%s with the write's token: %v", name, err)
 		}
-		waiting, err := two.After(ctx, ahead)
+		waiting, err := two.After(ctx, ahead, scope)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -276,14 +276,14 @@ func dissolution(org graph.Org, records []*neo4j.Record, err error) (graph.Disso
 	}
 	d, moves := graph.Dissolution{Moved: map[string]int{}}, []map[string]any{}
 	for _, r := range records {
-		uuids := strList(r.Values[1])
+		uuids := strList(r.Values[2])
 		agent := str(r.Values[0])
 		if agent == "" {
 			d.Erased += len(uuids)
 			continue
 		}
 		d.Moved[agent] = len(uuids)
-		moves = append(moves, map[string]any{"agent": agent, "uuids": uuids, "group_id": org.Private(agent).GroupID()})
+		moves = append(moves, map[string]any{"agent": agent, "owner": str(r.Values[1]), "uuids": uuids, "group_id": org.Private(agent).GroupID()})
 	}
 	return d, moves, nil
 }

@@ -27,7 +27,7 @@ func (e erasing) params() map[string]any {
 		"org": string(e.org), "org_prefix": e.org.Prefix(), "id": e.id, "pseudonym": e.pseudonym,
 		"group_ids": append(groups, shared), "shared": shared, "shared_pseudonym": e.org.Shared(e.pseudonym).GroupID(),
 		"jwt_host": jwtHost(e.org, e.id), "jwt_pseudonym": jwtHost(e.org, e.pseudonym),
-		"system": e.org.System().GroupID(),
+		"system": e.org.System().GroupID(), "agents": nonNil(e.agents),
 	}
 }
 
@@ -146,9 +146,10 @@ func erasureCounts(run txRunner, er erasing) (graph.Erasure, []map[string]any, e
 	events := []map[string]any{}
 	for _, r := range found {
 		ev, changed := map[string]any{"id": r.Values[0]}, false
+		ps := graph.Pseudonyms{Org: er.org, Requester: er.id, Pseudonym: er.pseudonym, Agents: graph.AgentPseudonyms(er.pseudonym, er.agents)}
 		for i, field := range []string{"actor", "subject", "host_key", "space", "reason"} {
 			was := str(r.Values[i+1])
-			now := graph.Pseudonymize(er.org, was, er.id, er.pseudonym)
+			now := ps.Apply(was)
 			ev[field], changed = now, changed || now != was
 		}
 		if changed {

@@ -2,7 +2,6 @@ package neo4jstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -129,6 +128,13 @@ func (db *DB) EntitiesByTextPlan(ctx context.Context, text string, vis graph.Vis
 	return entityHits(records), err
 }
 
+// FactsByTextPlan is FactsByText with the size limit of the exact plan given: 0 always
+// asks the fulltext index (edge_name_and_fact).
+func (db *DB) FactsByTextPlan(ctx context.Context, text string, vis graph.Visible, limit, exactMax int) ([]graph.FactHit, error) {
+	records, err := db.textSearch(ctx, "fact_search_text", text, vis, graph.SearchFilter{}, limit, exactMax)
+	return factHits(records), err
+}
+
 // ExactSearchMax is the size limit of the exact search plan memgate uses.
 const ExactSearchMax = exactSearchMax
 
@@ -183,10 +189,10 @@ func (db *DB) FactsInIndex(ctx context.Context, v []float32, vis graph.Visible, 
 // first.
 func FilteredCandidates(limit int) int { return filteredCandidates(limit) }
 
-// SignToken makes a consistency token of marks with the deployment's key, as Token
-// does, for a test to name bookmarks Token would not.
-func (db *DB) SignToken(ctx context.Context, marks []string) (string, error) {
-	key, err := db.consistencyKey(ctx)
+// SealToken makes a consistency token of marks for scope with the deployment's key,
+// as Token does, for a test to name bookmarks Token would not.
+func (db *DB) SealToken(ctx context.Context, marks []string, scope string) (string, error) {
+	aead, err := db.tokenSeal(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -194,17 +200,26 @@ func (db *DB) SignToken(ctx context.Context, marks []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(append(sign(key, payload), payload...)), nil
+	nonce := make([]byte, aead.NonceSize())
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(scope))), nil
 }
 
-// TokenBookmarks reads the bookmarks a token names, unchecked.
-func TokenBookmarks(token string) ([]string, error) {
+// TokenBookmarks opens a token made for scope and reads the bookmarks it names.
+func (db *DB) TokenBookmarks(ctx context.Context, token, scope string) ([]string, error) {
+	aead, err := db.tokenSeal(ctx)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < sha256.Size {
+	if err != nil || len(raw) < aead.NonceSize() {
+		return nil, errToken
+	}
+	payload, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(scope))
+	if err != nil {
 		return nil, errToken
 	}
 	var marks []string
-	return marks, json.Unmarshal(raw[sha256.Size:], &marks)
+	return marks, json.Unmarshal(payload, &marks)
 }
 
 // EntitiesByVectorPlan is EntitiesByVector with the plan's size limit given: exactMax

@@ -128,14 +128,26 @@ func (db *DB) txByIdempotencyKey(ctx context.Context, tx neo4j.ManagedTransactio
 }
 
 func (db *DB) GetEpisode(ctx context.Context, id string, vis graph.Visible) (*graph.Episode, error) {
-	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_get", visParams(vis, map[string]any{"uuid": id}))
+	eps, err := db.GetEpisodes(ctx, []string{id}, vis)
 	if err != nil {
 		return nil, err
 	}
-	if len(records) == 0 {
+	if len(eps) == 0 {
 		return nil, errNotFound
 	}
-	return episodeFromNode(records[0].Values[0].(neo4j.Node)), nil
+	return eps[0], nil
+}
+
+func (db *DB) GetEpisodes(ctx context.Context, ids []string, vis graph.Visible) ([]*graph.Episode, error) {
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_get", visParams(vis, map[string]any{"uuids": nonNil(ids)}))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.Episode, len(records))
+	for i, r := range records {
+		out[i] = episodeFromNode(r.Values[0].(neo4j.Node))
+	}
+	return out, nil
 }
 
 var errNotFound = graph.Errorf(graph.ENOTFOUND, "memory not found")
@@ -424,7 +436,7 @@ func (db *DB) PromoteEpisode(ctx context.Context, id string, vis graph.Visible, 
 }
 
 func (db *DB) txGetEpisode(ctx context.Context, tx neo4j.ManagedTransaction, id string, vis graph.Visible) (*graph.Episode, error) {
-	records, err := db.txRun(ctx, tx, "episode_get", visParams(vis, map[string]any{"uuid": id}))
+	records, err := db.txRun(ctx, tx, "episode_get", visParams(vis, map[string]any{"uuids": []string{id}}))
 	if err != nil {
 		return nil, err
 	}

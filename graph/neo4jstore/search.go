@@ -10,13 +10,11 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-// The plans of the search queries. Text search scores the visible items itself up to
-// exactSearchMax of them, else asks the fulltext index (see episode_search.cypher);
-// BenchmarkEpisodeSearch measures both plans, and 300 is about where they cost the
-// same on its corpus. The index ranks textCandidates hits, 4 per hit wanted: ranking
-// every match of the benchmark's questions in the one-space shape ("Where does Maria
-// Lopez3 work?" matches most of 100,000 facts) made fact text search 5.8 ms p50
-// instead of 3.3, side by side.
+// The plans of the search queries. Text search reads the visible items itself up to
+// exactSearchMax of them, else asks the fulltext index for every visible item holding
+// one of the query's words (see episode_search.cypher); both score by BM25 over the
+// visible set alone. BenchmarkEpisodeSearch measures both plans, and 300 is about
+// where they cost the same on its corpus.
 //
 // Vector search computes exact cosine over the visible items of a kind (facts, or
 // entities) when there are at most exactVectorMax of them, counted in the query from
@@ -64,8 +62,6 @@ const (
 func factCandidates(limit int) int { return max(40*limit, 400) }
 
 func entityCandidates(limit int) int { return max(10*limit, 100) }
-
-func textCandidates(limit int) int { return max(4*limit, 40) }
 
 // searchParams are the parameters every search query takes: the visible set, the
 // limit and the filters of _fact_filter and _entity_filter.
@@ -122,25 +118,26 @@ func typeParams(f graph.TypeFilter, params map[string]any) map[string]any {
 	return params
 }
 
-// textSearch runs a text query (episode_, fact_ or entity_search_text) with the query
-// text twice: escaped for the fulltext index, and as the words the exact plan counts,
-// which scores at most exactMax visible items. No records when the text has no word.
-// The index plan asks the index to rank textCandidates hits, then eight times as many
-// while the group filter leaves fewer than limit, then every hit.
+// textFields are the fulltext index fields each text query's words are looked for in:
+// those its exact plan scores (content_terms, fact_terms, name_terms).
+var textFields = map[string][]string{
+	"episode_search":     {"content"},
+	"fact_search_text":   {"name", "fact"},
+	"entity_search_text": {"name", "summary"},
+}
+
+// textSearch runs a text query (episode_, fact_ or entity_search_text) with the query's
+// words twice: as the fulltext query that finds the items holding them, and as the
+// words BM25 counts over the visible set (_bm25), which scores at most exactMax
+// visible items itself. No records when the text has no word.
 func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]*neo4j.Record, error) {
-	query, words := cypher.LuceneTerms(text), distinct(cypher.Words(text), 64)
-	if err := enumerated(vis); err != nil || query == "" || len(words) == 0 || len(vis.GroupIDs) == 0 {
+	words := distinct(cypher.Words(text), 64)
+	if err := enumerated(vis); err != nil || len(words) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"query": query, "words": textParam(words), "exact_max": int64(exactMax)})
-	return db.widening(ctx, name, params, limit, textCandidates(limit), func(k int) bool {
-		if k > maxCandidates {
-			params["options"] = map[string]any{}
-			return true
-		}
-		params["options"] = map[string]any{"limit": int64(k)}
-		return false
-	})
+	params := searchParams(vis, f, limit, map[string]any{"query": cypher.LuceneWords(textFields[name], words, vis.GroupIDs),
+		"words": textParam(words), "exact_max": int64(exactMax)})
+	return db.run(ctx, neo4j.AccessModeRead, name, params)
 }
 
 // widening runs a search query whose index plan keeps the visible ones among k

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -446,5 +447,136 @@ func saveWorksAt(t *testing.T, db *neo4jstore.DB, run string, space graph.Space,
 	}
 	if err := db.SaveGraph(ctx, entities, facts); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTextSearch_ScoresFromVisibleOnly: no text search score, and no ranking, depends
+// on what the requester cannot read. An organization's memories, facts and entities
+// are searched for a probe word by both plans (the index plan asks fulltext indexes
+// that hold every organization's items); another organization then writes the probe
+// word hundreds of times and into longer and shorter texts, and every score and every
+// rank of the first organization's search is the same as before. Both plans give the
+// same scores.
+func TestTextSearch_ScoresFromVisibleOnly(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	probe := "zephyrine" + run
+	acme, globex := graph.Org("acme"+run), graph.Org("globex"+run)
+	mine, theirs := acme.Private("probe-"+run), globex.Private("probe-"+run)
+	for _, s := range []graph.Space{mine, theirs} {
+		if err := db.CreateAgent(ctx, s.Org, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: time.Now()}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(space graph.Space, contents ...string) {
+		t.Helper()
+		var eps []*graph.Episode
+		for _, c := range contents {
+			now := time.Now().UTC()
+			eps = append(eps, &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+				Content: c, CreatedAt: now, ValidAt: now, Status: graph.StatusDone, Name: "probe"})
+		}
+		for _, res := range db.CreateEpisodes(ctx, eps) {
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+		}
+	}
+	facts := func(space graph.Space, texts ...string) {
+		t.Helper()
+		now := time.Now().UTC()
+		var entities []*graph.EntityNode
+		var fs []*graph.Fact
+		for i, text := range texts {
+			a := &graph.EntityNode{UUID: uuid.NewString(), Name: fmt.Sprintf("Dana %s %d", probe, i), Summary: text, GroupID: space.GroupID(), CreatedAt: now}
+			b := &graph.EntityNode{UUID: uuid.NewString(), Name: fmt.Sprintf("Place %d", i), GroupID: space.GroupID(), CreatedAt: now}
+			entities = append(entities, a, b)
+			fs = append(fs, &graph.Fact{UUID: uuid.NewString(), Name: "VISITED", Fact: text, SourceUUID: a.UUID, TargetUUID: b.UUID,
+				GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now})
+		}
+		if err := db.SaveGraph(ctx, entities, fs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := []string{
+		"Dana saw the " + probe + " at the harbour.",
+		"The " + probe + " came back in the evening, " + probe + " again.",
+		"A long note about the garden, the lake, the hills, the road home and once the " + probe + ".",
+		"Tea at the harbour with Dana.",
+	}
+	write(mine, texts...)
+	facts(mine, texts...)
+	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}, Org: acme}
+	query := probe + " harbour"
+
+	type ranked struct {
+		ids    []string
+		scores []float64
+	}
+	search := func(exactMax int) map[string]ranked {
+		t.Helper()
+		out := map[string]ranked{}
+		eps, err := db.SearchEpisodesPlan(ctx, query, vis, 10, exactMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r ranked
+		for _, h := range eps {
+			r.ids, r.scores = append(r.ids, h.Episode.UUID), append(r.scores, h.Score)
+		}
+		out["memories"] = r
+		fs, err := db.FactsByTextPlan(ctx, query, vis, 10, exactMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = ranked{}
+		for _, h := range fs {
+			r.ids, r.scores = append(r.ids, h.Fact.UUID), append(r.scores, h.Score)
+		}
+		out["facts"] = r
+		ens, err := db.EntitiesByTextPlan(ctx, query, vis, 10, exactMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = ranked{}
+		for _, h := range ens {
+			r.ids, r.scores = append(r.ids, h.Entity.UUID), append(r.scores, h.Score)
+		}
+		out["entities"] = r
+		return out
+	}
+	plans := map[string]int{"index": 0, "exact": 1000}
+	before := map[string]map[string]ranked{}
+	for plan, exactMax := range plans {
+		before[plan] = search(exactMax)
+		for kind, r := range before[plan] {
+			if len(r.ids) < 3 {
+				t.Fatalf("%s plan, %s: %d hits for %q, want at least 3", plan, kind, len(r.ids), query)
+			}
+		}
+	}
+	for kind := range before["index"] {
+		if fmt.Sprint(before["index"][kind]) != fmt.Sprint(before["exact"][kind]) {
+			t.Errorf("%s: the index plan ranked %v, the exact plan %v: want the same scores", kind, before["index"][kind], before["exact"][kind])
+		}
+	}
+
+	// The other organization writes the probe word far more often, in texts long and
+	// short, and the words the first one's texts share with it.
+	var flood []string
+	for i := range 120 {
+		flood = append(flood, strings.Repeat(probe+" ", 1+i%3)+"harbour "+strings.Repeat("padding words ", i%7))
+	}
+	write(theirs, flood...)
+	facts(theirs, flood[:60]...)
+	for plan, exactMax := range plans {
+		after := search(exactMax)
+		for kind, r := range after {
+			if fmt.Sprint(r) != fmt.Sprint(before[plan][kind]) {
+				t.Errorf("%s plan, %s: %v before another organization wrote the probe word, %v after", plan, kind, before[plan][kind], r)
+			}
+		}
 	}
 }

@@ -17,23 +17,32 @@ var errNoWebhook = graph.Errorf(graph.ENOTFOUND, "webhook not found")
 // keptAttempts is how many attempts a delivery keeps (the newest).
 const keptAttempts = 20
 
-func (db *DB) CreateWebhook(ctx context.Context, w *graph.Webhook) error {
+func (db *DB) CreateWebhook(ctx context.Context, w *graph.Webhook, limits graph.WebhookLimits) error {
 	records, err := db.run(ctx, neo4j.AccessModeWrite, "webhook_create", map[string]any{
 		"id": w.ID, "org": string(w.Org), "url": w.URL, "events": w.Events, "agent": nullable(w.Agent),
 		"team": nullable(w.Team), "audit": w.Audit, "requester": w.Requester, "host_key": w.HostKey,
 		"content": w.Content, "group_ids": w.GroupIDs, "secret": w.Secret, "now": w.CreatedAt.UTC(),
+		"limits": map[string]any{"per_requester": int64(limits.PerRequester), "per_target": int64(limits.PerTarget)},
 	})
 	if err != nil {
 		return err
 	}
-	if len(records) == 0 {
+	switch r := records[0]; str(r.Values[1]) {
+	case "":
+		*w = *webhookFromNode(r.Values[0].(neo4j.Node))
+		return nil
+	case "gone":
 		if w.Team != "" {
 			return graph.Errorf(graph.ENOTFOUND, "team not found")
 		}
 		return graph.Errorf(graph.ENOTFOUND, "agent not found")
+	case "duplicate":
+		return graph.Errorf(graph.ECONFLICT, "webhook %s already sends these spaces' events to this url", str(r.Values[2]))
+	case "requester":
+		return graph.Errorf(graph.EINVALID, "a requester may register at most %d webhooks", limits.PerRequester)
+	default:
+		return graph.Errorf(graph.EINVALID, "a host key may register at most %d webhooks following the same agent, team or audit events", limits.PerTarget)
 	}
-	*w = *webhookFromNode(records[0].Values[0].(neo4j.Node))
-	return nil
 }
 
 func (db *DB) ListWebhooks(ctx context.Context, org graph.Org, requester string, audit bool) ([]*graph.Webhook, error) {
