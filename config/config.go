@@ -54,11 +54,11 @@ type Webhooks struct {
 	// address is reached only when an entry is that one address.
 	AllowNetworks []string      `yaml:"allow_networks"`
 	Timeout       time.Duration `yaml:"timeout"`     // one attempt, connection to answer
-	Poll         time.Duration `yaml:"poll"`        // how long a deliverer waits after a claim that found less than a full batch
-	BackoffMin   time.Duration `yaml:"backoff_min"` // the first retry's wait, doubled per attempt
-	BackoffMax   time.Duration `yaml:"backoff_max"` // the longest wait between attempts
-	Horizon      time.Duration `yaml:"horizon"`     // how long after its event a delivery is retried
-	Retention    time.Duration `yaml:"retention"`   // how long finished deliveries are kept
+	Poll          time.Duration `yaml:"poll"`        // how long a deliverer waits after a claim that found less than a full batch
+	BackoffMin    time.Duration `yaml:"backoff_min"` // the first retry's wait, doubled per attempt
+	BackoffMax    time.Duration `yaml:"backoff_max"` // the longest wait between attempts
+	Horizon       time.Duration `yaml:"horizon"`     // how long after its event a delivery is retried
+	Retention     time.Duration `yaml:"retention"`   // how long finished deliveries are kept
 	// Scope limits this process's deliveries to the webhooks of requesters whose id
 	// contains it ("" all): tests and staged rollouts.
 	Scope string `yaml:"scope"`

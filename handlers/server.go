@@ -50,8 +50,8 @@ type Deps struct {
 	// MetricsServer), the requests still counted.
 	MetricsKeySHA256 string
 	MetricsApart     bool
-	RateLimit      float64  // requests per second per host key; 0: no limit
-	RateBurst      int
+	RateLimit        float64 // requests per second per host key; 0: no limit
+	RateBurst        int
 	// Tracer makes a span of every request and MCP tool call (trace.go); nil:
 	// tracing is off.
 	Tracer trace.TracerProvider
