@@ -143,6 +143,10 @@ func (pt policyTier) Perform(c accesstest.Cell) string {
 	if c.Want == "400" {
 		return accesstest.Undecided
 	}
+	switch c.Operation {
+	case "compact_words", "reflect_words", "move_distilled":
+		return pt.distilled(c, p, own)
+	}
 	if c.Operation == "subscribe" || c.Operation == "webhook_event" {
 		// The delivery is judged on the stored facts alone: what a host asserted held
 		// for the request that registered the webhook.
@@ -515,4 +519,48 @@ func TestPolicy_EraseRequester(t *testing.T) {
 			t.Errorf("%s erasing %s: %+v, want allowed %v (a denial with a reason)", c.name, c.id, d, c.allow)
 		}
 	}
+}
+
+// distilled decides compact_words, reflect_words and move_distilled: what compaction
+// and reflection may draw on is the agent's own words for its owner (OwnWords) in its
+// private and public spaces; the column's distil seed is that for the principal when
+// the principal owns its agent and the agent wrote the seed there (global's is a
+// promoted copy, whose original in the agent's public space holds the same words). A derived memory moves, by its owner, only with
+// sources it could move itself. A distil plant is never anyone's own words: the
+// service's tier checks that none reaches what was written.
+func (pt policyTier) distilled(c accesstest.Cell, p access.Principal, own string) string {
+	m, w := pt.m, pt.m.World
+	if p.Org != graph.DefaultOrg {
+		return accesstest.Undecided // its agent does not exist there: the store's 404
+	}
+	ownWords := c.Column != "system" && m.SeedAgent(c.Column) == own && w.Agents[own] == p.ID
+	if c.Operation != "move_distilled" {
+		if d := pt.pol.Distil(p, own); d.Effect != access.Allow {
+			return effect(d)
+		}
+		// Read from the agent's private and public spaces alone (global's seed: from its
+		// original in the agent's public space).
+		if kind, _ := accesstest.SpaceColumn(c.Column); ownWords && (kind == "private" || kind == "public" || kind == "global") {
+			return "found"
+		}
+		return "absent"
+	}
+	private := graph.DefaultOrg.Private(own)
+	if !pt.pol.Visible(p).Contains(private.GroupID()) {
+		return "404"
+	}
+	if d := pt.pol.Modify(p, private); d.Effect != access.Allow {
+		return effect(d)
+	}
+	if w.Agents[own] != p.ID || pt.pol.Write(p, own, graph.DefaultOrg.Public(own)).Effect != access.Allow {
+		return "403" // the compaction is its owner's words, and only its owner moves them
+	}
+	scopes := []graph.Space{graph.DefaultOrg.Global()}
+	for team := range p.Teams {
+		scopes = append(scopes, graph.DefaultOrg.Team(team))
+	}
+	if ownWords && c.Column != "global" && pt.pol.VisibleForAgent(p, own, scopes).Contains(matrixSpace(w, c.Column).GroupID()) {
+		return "allow"
+	}
+	return "403" // its source is another's words (global's: a promoted copy), or out of the agent's reach
 }

@@ -98,7 +98,7 @@ type WebhookLimits struct {
 type Webhooks interface {
 	// CreateWebhook stores w within limits, counted in the same transaction as the
 	// write, so registrations at once cannot pass them: EINVALID over a limit,
-	// ECONFLICT when the requester already has a webhook with w's URL following w's
+	// ECONFLICT when w's host key already has a webhook with w's URL following w's
 	// spaces (identical targets are one webhook), ENOTFOUND when the agent or team
 	// it follows is gone.
 	CreateWebhook(ctx context.Context, w *Webhook, limits WebhookLimits) error

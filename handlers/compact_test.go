@@ -131,7 +131,8 @@ func TestCompact(t *testing.T) {
 // TestCompact_OnlyTheAgentsMemories: naming another agent's memory the requester reads
 // through a team is 404, so the team's words never land in this agent's private space
 // (where they would outlive the requester's membership); the agent's own team memory
-// may be compacted.
+// may be compacted, and its summary lands in the team's space, no more visible than
+// it; with a private memory beside it, it is refused (403): the two lie apart.
 func TestCompact_OnlyTheAgentsMemories(t *testing.T) {
 	t.Parallel()
 	w := newTeamWorld(t, newServer(t, matrixKeyring()).URL, "cmp")
@@ -150,7 +151,20 @@ func TestCompact_OnlyTheAgentsMemories(t *testing.T) {
 	}
 	var own compacted
 	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{mine.ID}}, &own)
-	if strings.Join(own.DerivedFrom, ",") != mine.ID {
-		t.Errorf("compaction of the agent's own team memory: %+v", own)
+	if strings.Join(own.DerivedFrom, ",") != mine.ID || own.GroupID != "team-"+w.team {
+		t.Errorf("compaction of the agent's own team memory: %+v, want it in the team's space", own)
+	}
+	var private added
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A private note."}, &private)
+	if status, body := w.owner.do("POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent,
+		"episode_ids": []string{private.ID, mine.ID}}); status != http.StatusForbidden {
+		t.Errorf("compacting a private and a team memory together: %d %s, want 403", status, body)
+	}
+	// Since a time: the agent's private and public spaces alone.
+	var since compacted
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent,
+		"since": time.Now().Add(-time.Hour).Format(time.RFC3339)}, &since)
+	if since.GroupID != "agent-"+w.agent+"-private" || strings.Contains(since.Content, "Release on Friday") || !strings.Contains(since.Content, "A private note") {
+		t.Errorf("compaction since a time: %+v, want the private note alone, in the private space", since)
 	}
 }

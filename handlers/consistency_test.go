@@ -17,10 +17,13 @@ import (
 // and a read through another replica (a second server with a store of its own, as a
 // second memgate process has) that sends it back sees the write. Reads and refused
 // writes answer none. A token that is malformed, tampered with, too long or sent twice
-// is 400 in the one error shape, before the request does anything.
+// is 400 in the one error shape, before the request does anything; so is one sent for
+// another requester, or into another organization, than the one it was made for. A
+// token shows nothing of the database: no bookmark, no transaction count.
 func TestConsistency_ReadYourWrites(t *testing.T) {
 	t.Parallel()
-	keys := []access.KeySpec{{Name: "app", SHA256: access.HashKey("key-rw"), Trusted: true}}
+	keys := []access.KeySpec{{Name: "app", SHA256: access.HashKey("key-rw"), Trusted: true},
+		{Name: "platform", SHA256: access.HashKey("key-rw-platform"), Trusted: true, Admin: true, Platform: true}}
 	one, two := newServer(t, keys), newServer(t, keys)
 	mark := randomSuffix()
 	neo4jtest.Forget(t, mark)
@@ -66,18 +69,21 @@ func TestConsistency_ReadYourWrites(t *testing.T) {
 	}
 
 	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) <= 32 {
-		t.Fatalf("the token is not base64url of a signature and bookmarks: %q", token)
+	if err != nil || len(raw) <= 28 {
+		t.Fatalf("the token is not base64url of a nonce and a sealed payload: %q", token)
+	}
+	if strings.Contains(string(raw), "FB:") || strings.Contains(string(raw), "[") {
+		t.Errorf("the token shows its bookmarks: %q", raw)
 	}
 	tampered := append([]byte{}, raw...)
-	tampered[len(tampered)-3] ^= 1 // a bookmark changed, the signature kept
-	resigned := append([]byte{}, raw...)
-	resigned[0] ^= 1 // a signature this deployment did not make
+	tampered[len(tampered)-3] ^= 1 // the sealed bookmarks changed
+	renonced := append([]byte{}, raw...)
+	renonced[0] ^= 1 // another nonce
 	refused := map[string][]string{
 		"not base64":         {"%%%"},
 		"too short":          {base64.RawURLEncoding.EncodeToString(raw[:16])},
 		"bookmarks tampered": {base64.RawURLEncoding.EncodeToString(tampered)},
-		"foreign signature":  {base64.RawURLEncoding.EncodeToString(resigned)},
+		"another nonce":      {base64.RawURLEncoding.EncodeToString(renonced)},
 		"unsigned bookmarks": {base64.RawURLEncoding.EncodeToString([]byte(`["FB:kcwQuxCWgOakTaqwOrgohquvdcp/////kA=="]`))},
 		"too long":           {strings.Repeat("A", 4096)},
 		"sent twice":         {token, token},
@@ -106,6 +112,19 @@ func TestConsistency_ReadYourWrites(t *testing.T) {
 				mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
 			}
 		})
+	}
+	// Made for the owner in the implicit organization: refused for another requester of
+	// the same key, and for the owner's id in another organization.
+	for name, h := range map[string]map[string]string{
+		"another requester":    {"Authorization": "Bearer key-rw", "X-Requester-Id": "stranger-rw-" + mark},
+		"another organization": {"Authorization": "Bearer key-rw-platform", "X-Requester-Id": owner, "X-Requester-Org": "other-" + mark},
+	} {
+		h[handlers.ConsistencyHeader] = token
+		resp, body := do(t, "GET", two.URL+"/v1/agents", h, "")
+		mustErrorBody(t, resp, body, http.StatusBadRequest, "invalid")
+		if !strings.Contains(string(body), "another requester") {
+			t.Errorf("the token sent for %s: %s, want it refused as made for another", name, body)
+		}
 	}
 	// Nothing the refused writes sent was stored.
 	resp, body = do(t, "GET", one.URL+"/v1/memories?agent_id="+agent, as, "")

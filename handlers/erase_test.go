@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -204,6 +205,13 @@ func TestEraseRequester(t *testing.T) {
 	}
 
 	events := auditOf(admin, alice.requester)
+	agentEvents := map[string]eventOf{}
+	for _, a := range []string{a1, a2} {
+		maps.Copy(agentEvents, auditOf(admin, a))
+	}
+	if len(agentEvents) == 0 {
+		t.Fatal("no audit event is about the agents it owns: the test would prove nothing")
+	}
 	var dry, real requesterErasure
 	admin.must(http.StatusOK, "DELETE", path+"?dry_run=true", nil, &dry)
 	if got := census(erased); got[0] == 0 {
@@ -266,6 +274,35 @@ func TestEraseRequester(t *testing.T) {
 		is, ok := now[id]
 		if !ok || is.Kind != was.Kind || !is.At.Equal(was.At) {
 			t.Errorf("audit event %+v became %+v, want its kind and time under the pseudonym", was, is)
+		}
+	}
+	// The agents it owned are named by pseudonyms of their own in what audit keeps.
+	for _, a := range []string{a1, a2} {
+		if gone := auditOf(admin, a); len(gone) != 0 {
+			t.Errorf("audit events still naming its agent %s: %+v", a, gone)
+		}
+	}
+	renamed := map[string]eventOf{}
+	for _, n := range []string{"-agent-1", "-agent-2"} {
+		maps.Copy(renamed, auditOf(admin, real.Pseudonym+n))
+	}
+	for id, was := range agentEvents {
+		if is, ok := renamed[id]; !ok || is.Kind != was.Kind || !is.At.Equal(was.At) {
+			t.Errorf("audit event %+v about its agent became %+v, want it kept under the agent's pseudonym", was, is)
+		}
+	}
+	// Nothing of it in /metrics either.
+	_, scraped := do(t, "GET", srv.URL+"/metrics", nil, "")
+	for _, name := range []string{alice.requester, a1, a2, real.Pseudonym, mark} {
+		if strings.Contains(string(scraped), name) {
+			t.Errorf("/metrics names %q after the erasure", name)
+		}
+	}
+	// Its pseudonym is no requester: no credential may name it, so none owns its team.
+	for _, key := range []string{"acme", "acme-admin"} {
+		as := client{t: t, base: srv.URL, key: orgKeys[key], requester: real.Pseudonym}
+		if s, body := as.do("GET", "/v1/teams/"+owned, nil); s != http.StatusForbidden {
+			t.Errorf("the %s key naming the pseudonym: %d %s, want 403", key, s, body)
 		}
 	}
 	var erasure struct{ Events []eventOf }

@@ -123,6 +123,79 @@ type world struct {
 	hooks    *resolveHook
 	listed   map[string]map[string]string // principal -> path -> group_id of what list and search showed it
 	webhooks *hookSink                    // what subscribe registered and webhook_event received
+	distil   distilWorld
+}
+
+// distilWorld is what compact_words, reflect_words and move_distilled read: per space
+// column a distil seed (its writer's own words) and a distil plant (words that are not
+// their agent's owner's), each with a word only it holds, stated as a fact the
+// pipeline extracts; and the agents whose owner has written a memory of their own.
+type distilWorld struct {
+	start         time.Time
+	seeds, tokens map[string]string
+	plants        map[string]string // column -> the plant's word
+	own           map[string]bool
+}
+
+// plantDistil writes the distil seeds and plants of the world (matrix.json's
+// distil_plants).
+func (w *world) plantDistil(start time.Time) distilWorld {
+	d := distilWorld{start: start, seeds: map[string]string{}, tokens: map[string]string{}, plants: map[string]string{}, own: map[string]bool{}}
+	for _, col := range w.m.Spaces {
+		if col == "system" {
+			continue
+		}
+		d.tokens[col] = fmt.Sprintf("dtok%s%s", strings.ReplaceAll(col, "_", ""), w.suffix)
+		d.seeds[col] = w.seed(col, fmt.Sprintf("A distil seed of %s. D%s works at Dorg%s.", col, d.tokens[col][1:], d.tokens[col]))
+	}
+	for col, pl := range w.m.DistilPlants {
+		d.plants[col] = fmt.Sprintf("ptok%s%s", strings.ReplaceAll(col, "_", ""), w.suffix)
+		writer := w.as(w.m.World.Agents[pl.Writer], "trusted")
+		if pl.Asserts != "" {
+			writer = w.as(w.m.World.Agents[pl.Writer], "asserting")
+			writer.teams = (accesstest.Principal{Asserts: pl.Asserts}).AssertedTeams(w.id)
+		}
+		_, visibility, team := w.spaceArgs(col)
+		text := fmt.Sprintf("A distil plant of %s. P%s works at Porg%s.", col, d.plants[col][1:], d.plants[col])
+		if pl.Rewriter != "" {
+			text = "A note of " + col + "."
+		}
+		body := map[string]any{"agent_id": w.id(pl.Agent), "visibility": visibility, "messages": text}
+		if team != "" {
+			body["team"] = team
+		}
+		var a added
+		writer.must(http.StatusAccepted, "POST", "/v1/memories", body, &a)
+		if pl.Rewriter != "" {
+			rewritten := fmt.Sprintf("A distil plant of %s, rewritten. P%s works at Porg%s.", col, d.plants[col][1:], d.plants[col])
+			if s, out := w.as(w.m.World.Agents[pl.Rewriter], "trusted").patch(a.ID, "", map[string]any{"messages": rewritten}); s != http.StatusOK {
+				w.t.Fatalf("rewriting the distil plant of %s: %d %s", col, s, out)
+			}
+		}
+	}
+	return d
+}
+
+// ownMemory has agent's owner write one memory of its own for it, once.
+func (w *world) ownMemory(agent string) {
+	if w.distil.own[agent] {
+		return
+	}
+	w.distil.own[agent] = true
+	w.as(w.m.World.Agents[agent], "trusted").must(http.StatusAccepted, "POST", "/v1/memories",
+		map[string]any{"agent_id": w.id(agent), "visibility": "private", "messages": "An own memory of " + agent + "."}, nil)
+}
+
+// distilled says what of column's distil seed and plant text holds: leaked when the
+// plant's word is there, found when the seed's is, absent when neither.
+func (w *world) distilled(column, text string) string {
+	if plant := w.distil.plants[column]; plant != "" && strings.Contains(text, plant) {
+		return "leaked " + plant
+	}
+	if token := w.distil.tokens[column]; token != "" && strings.Contains(text, token) {
+		return "found"
+	}
+	return "absent"
 }
 
 // matrixRule is the visibility rule of the matrix's server: a US social security
@@ -275,6 +348,7 @@ func newWorld(t *testing.T) *world {
 	}
 
 	root := w.as("root", "admin")
+	start := time.Now().UTC()
 	for agent, owner := range m.World.Agents {
 		root.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"id": w.id(agent), "owner_id": w.id(owner)}, nil)
 	}
@@ -325,8 +399,12 @@ func newWorld(t *testing.T) *world {
 		}
 		w.seeds[col] = w.seed(col, fmt.Sprintf("A seed memory of %s. T%s works at Org%s.", col, w.tokens[col][1:], w.tokens[col]))
 	}
+	w.distil = w.plantDistil(start)
 	for _, col := range ingested {
 		w.waitDone(col)
+		if col != "team_x" { // the plant of team_x is another agent's, queued behind the seeds
+			waitStatus(t, w.as(w.m.World.Agents[w.m.SeedAgent(col)], "trusted"), w.distil.seeds[col])
+		}
 	}
 	// The system space holds audit events; take the id of one to ask for.
 	var audit struct {
@@ -528,6 +606,45 @@ func (w *world) run(c accesstest.Cell) (string, map[string]string) {
 	agent, visibility, team := w.spaceArgs(c.Column)
 	shown := map[string]string{}
 	switch c.Operation {
+	case "compact_words", "reflect_words":
+		w.ownMemory(w.m.Principals[c.Principal].Agent)
+		since := w.distil.start.Format(time.RFC3339Nano)
+		var status int
+		var out []byte
+		if c.Operation == "compact_words" {
+			status, out = cl.do("POST", "/v1/memories/compact", map[string]any{"agent_id": own, "since": since, "max_tokens": 8192})
+		} else {
+			status, out = cl.do("POST", "/v1/agents/"+own+"/reflect", map[string]any{"since": since, "max_tokens": 8192})
+		}
+		if status != http.StatusAccepted {
+			return fmt.Sprint(status), nil
+		}
+		return w.distilled(c.Column, string(out)), nil
+	case "move_distilled":
+		// A compaction of the principal's agent derived from the column's distil seed,
+		// with its words, as memgate wrote one before compaction drew on own words alone.
+		source := w.distil.seeds[c.Column]
+		if c.Column == "system" {
+			source = w.seeds["system"] // an audit event's id: no memory
+		}
+		var a added
+		w.as(w.m.World.Agents[w.m.Principals[c.Principal].Agent], "trusted").must(http.StatusAccepted, "POST", "/v1/memories",
+			map[string]any{"agent_id": own, "visibility": "private", "source_description": "compaction",
+				"messages": "A compaction: " + w.distil.tokens[c.Column] + "."}, &a)
+		if err := neo4jtest.Run(neo4jtest.URI(w.t), `MATCH (e:Episodic {uuid: $id}) SET e.derived_from = [$from]`,
+			map[string]any{"id": a.ID, "from": source}); err != nil {
+			w.t.Fatal(err)
+		}
+		status, out := cl.patch(a.ID, "", map[string]any{"visibility": "public"})
+		var m versioned
+		_ = json.Unmarshal(out, &m)
+		switch {
+		case status != http.StatusOK:
+			return fmt.Sprint(status), nil
+		case m.GroupID != "agent-"+own+"-public":
+			return "moved wrongly: " + string(out), nil
+		}
+		return "allow", nil
 	case "list_agents", "list_agents_all", "list_teams", "list_teams_all":
 		return w.onList(cl, c), nil
 	case "subscribe":

@@ -1020,3 +1020,42 @@ func TestWebhook_ErasedWithItsSubject(t *testing.T) {
 		t.Errorf("%d audit deliveries carry the pseudonym their audit event carries, want 1", n)
 	}
 }
+
+// TestWebhook_FanOutBounded: one host key naming many requesters registers at most
+// service.MaxWebhooksPerTarget webhooks following one agent, whatever URLs and
+// requesters it names, so one write makes it send at most that many; a second webhook
+// of the key to the same URL about the same agent, whoever asks, is refused (409) as
+// the identical target it is (naming the webhook to its own requester only).
+func TestWebhook_FanOutBounded(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t, nil)
+	alice := w.as("alice")
+	agent := w.agent(alice, "fan")
+	body := func(i int) map[string]any {
+		return map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9/fan/%d", i), "agent_id": agent, "events": []string{"memory.done"}}
+	}
+	stored := 0
+	for i := range service.MaxWebhooksPerTarget + 5 {
+		s, out := w.as(fmt.Sprintf("fan%d", i)).do("POST", "/v1/webhooks", body(i))
+		switch {
+		case s == http.StatusCreated:
+			stored++
+		case s != http.StatusBadRequest || !strings.Contains(string(out), "following the same agent"):
+			t.Errorf("registration %d: %d %s, want 201 or 400 for the key's bound", i, s, out)
+		}
+	}
+	if stored != service.MaxWebhooksPerTarget {
+		t.Errorf("one key stored %d webhooks following one agent, want %d", stored, service.MaxWebhooksPerTarget)
+	}
+	other := w.agent(alice, "fan-other")
+	first := map[string]any{"url": "http://127.0.0.1:9/same", "agent_id": other, "events": []string{"memory.done"}}
+	var hook struct{ ID string }
+	alice.must(http.StatusCreated, "POST", "/v1/webhooks", first, &hook)
+	again := map[string]any{"url": "http://127.0.0.1:9/same", "agent_id": other, "events": []string{"memory.failed"}}
+	if s, out := alice.do("POST", "/v1/webhooks", again); s != http.StatusConflict || !strings.Contains(string(out), hook.ID) {
+		t.Errorf("the same requester's second webhook to the same URL and agent: %d %s, want 409 naming its webhook", s, out)
+	}
+	if s, out := w.as("bob").do("POST", "/v1/webhooks", again); s != http.StatusConflict || strings.Contains(string(out), hook.ID) {
+		t.Errorf("another requester of the key, to the same URL and agent: %d %s, want 409 naming no webhook", s, out)
+	}
+}

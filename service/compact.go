@@ -43,16 +43,19 @@ const (
 )
 
 // Compact summarizes memories of an agent within max_tokens and stores the summary as
-// a memory of the agent's private space (source_description compaction, derived_from
-// the memories read), queued for extraction like any other. It draws only on the
-// agent's own words (graph.Episode.OwnWords: what its owner, the caller, wrote for
-// it, in any of its spaces), so nothing of a team's, a delegate's or a former owner's
-// enters the summary, and the summary is never more the caller's to move than its
-// sources. The caller must be able to write that space (an audited EFORBIDDEN
-// otherwise); a named memory it cannot see, or that is not in the agent's view, is
-// ENOTFOUND; one it sees that is not the agent's own words is an audited EFORBIDDEN.
-// The budget is in bytes (see extract.Cut): at most max_tokens tokens for any
-// byte-level BPE tokenizer.
+// a memory (source_description compaction, derived_from the memories read), queued
+// for extraction like any other. It draws only on the agent's own words
+// (graph.Episode.OwnWords: what its owner, the caller, wrote for it), so nothing of a
+// team's, a delegate's or a former owner's enters the summary; and the summary lands
+// where it is no more visible than its least visible source (distilledSpace): the
+// agent's private space for memories of its private and public spaces (those since
+// a time are read from there alone), or the one other space all the memories named lie
+// in (a team's, the owner's shared space). The caller must be able to write that
+// space (an audited EFORBIDDEN otherwise); a named memory it cannot see, or that is
+// not in the agent's view, is ENOTFOUND; one it sees that is not the agent's own
+// words, or that lies apart from the others named, is an audited EFORBIDDEN. The
+// budget is in bytes (see extract.Cut): at most max_tokens tokens for any byte-level
+// BPE tokenizer.
 func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph.Episode, err error) {
 	ctx, end := s.span(ctx, "Compact", c)
 	defer func() { end(err) }()
@@ -75,6 +78,10 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph
 	if len(read) == 0 {
 		return nil, graph.Errorf(graph.EINVALID, "no memories in the agent's own words to compact")
 	}
+	space, err := s.distilledSpace(ctx, c, q.AgentID, read)
+	if err != nil {
+		return nil, err
+	}
 	texts, ids := make([]string, len(read)), make([]string, len(read))
 	for i, e := range read {
 		texts[i], ids[i] = e.Content, e.UUID
@@ -86,11 +93,45 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph
 	if summary == "" {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "the summary came back empty; retry later")
 	}
-	written, err := s.writeDistilled(ctx, c, q.AgentID, SourceCompaction, ids, []distilled{{text: summary}})
+	written, err := s.writeDistilled(ctx, c, q.AgentID, space, SourceCompaction, ids, []distilled{{text: summary}})
 	if err != nil {
 		return nil, err
 	}
 	return written[0], nil
+}
+
+// home reports whether e lies in its agent's private or public space: what a derived
+// memory of the agent's private space may draw on, being no more visible than either.
+func home(c Call, e *graph.Episode) bool {
+	return e.GroupID == c.P.Org.Private(e.AgentID).GroupID() || e.GroupID == c.P.Org.Public(e.AgentID).GroupID()
+}
+
+// distilledSpace is where a memory derived from sources lands, never more visible than
+// the least visible of them: agent's private space when they all lie at home (its
+// private or public space); the one space they all lie in otherwise (a team's, the
+// owner's shared space, whose readers the private space's might not be), which c must
+// be able to write (an audited EFORBIDDEN otherwise, as for sources in several such
+// spaces).
+func (s *Service) distilledSpace(ctx context.Context, c Call, agent string, sources []*graph.Episode) (graph.Space, error) {
+	apart := "" // the one space other than home the sources lie in
+	if !home(c, sources[0]) {
+		apart = sources[0].GroupID
+	}
+	for _, e := range sources {
+		if (apart == "" && home(c, e)) || e.GroupID == apart {
+			continue
+		}
+		return graph.Space{}, s.deny(ctx, c, e.UUID, e.GroupID, "a derived memory lands where all its sources lie, or in the agent's "+
+			"private space for memories of its private and public spaces alone; memory "+e.UUID+" lies apart from the others")
+	}
+	if apart == "" {
+		return c.P.Org.Private(agent), nil
+	}
+	space, _ := graph.ParseGroupID(apart)
+	if d := s.Auth.Write(c.P, agent, space); d.Effect != access.Allow {
+		return graph.Space{}, s.deny(ctx, c, agent, apart, "a derived memory of memories of "+apart+" is written there: "+d.Reason)
+	}
+	return space, nil
 }
 
 // distilling checks a compaction or reflection of agent by c before anything is read:
@@ -120,14 +161,14 @@ type distilled struct {
 	tags []string
 }
 
-// writeDistilled stores memories of agent's private space with source_description
-// source, derived from the memories ids.
-func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source string, ids []string, ds []distilled) ([]*graph.Episode, error) {
+// writeDistilled stores memories of agent in space with source_description source,
+// derived from the memories ids.
+func (s *Service) writeDistilled(ctx context.Context, c Call, agent string, space graph.Space, source string, ids []string, ds []distilled) ([]*graph.Episode, error) {
 	var eps []*graph.Episode
 	now := s.Now().UTC()
 	for i, d := range ds {
 		m := NewMemory{AgentID: agent, Text: d.text, SourceDescription: source, Tags: d.tags}
-		e := s.newEpisode(c, &m, c.P.Org.Private(agent), d.text, now.Add(time.Duration(i)))
+		e := s.newEpisode(c, &m, space, d.text, now.Add(time.Duration(i)))
 		e.DerivedFrom = ids
 		eps = append(eps, e)
 	}
@@ -142,7 +183,8 @@ func (s *Service) writeDistilled(ctx context.Context, c Call, agent, source stri
 }
 
 // compacted reads the memories a compaction summarizes, oldest first (by reference
-// time): the agent's own words for c (OwnWords), named or since a time.
+// time): the agent's own words for c (OwnWords), named, or since a time from its
+// private and public spaces.
 func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*graph.Episode, error) {
 	vis := s.agentView(c, q.AgentID)
 	var out []*graph.Episode
@@ -181,7 +223,7 @@ func (s *Service) compacted(ctx context.Context, c Call, q CompactQuery) ([]*gra
 					p.HasMore = false
 					break
 				}
-				if e.OwnWords(c.P.ID) {
+				if e.OwnWords(c.P.ID) && home(c, e) {
 					out = append(out, e)
 				}
 			}
@@ -245,8 +287,9 @@ type ReflectQuery struct {
 	MaxTokens int // 0: CompactTokensDefault
 }
 
-// Reflect distills an agent's recent memories in its own words (OwnWords; not earlier
-// reflections or compactions) and the current facts they stated into a summary memory
+// Reflect distills an agent's recent memories in its own words (OwnWords) of its
+// private and public spaces (not earlier reflections or compactions) and the current
+// facts they stated into a summary memory
 // and up to a few rule memories of the agent's private space (source_description
 // reflection, tags reflection and summary or rule, derived_from the memories read),
 // within max_tokens together: one LLM call, or the offline summarizer. Only who may
@@ -295,7 +338,7 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 	for _, r := range rules {
 		out = append(out, distilled{text: r, tags: []string{SourceReflection, "rule"}})
 	}
-	return s.writeDistilled(ctx, c, q.AgentID, SourceReflection, ids, out)
+	return s.writeDistilled(ctx, c, q.AgentID, c.P.Org.Private(q.AgentID), SourceReflection, ids, out)
 }
 
 // statedBy returns the newest current facts of vis (at most reflectFacts, read from at

@@ -60,6 +60,79 @@ type world struct {
 
 	expired   bool // the expiring memories have expired
 	quotaUsed bool // the world's agents have made their public writes of the day
+
+	distil distilWorld
+}
+
+// distilWorld is what compact_words, reflect_words and move_distilled read: per space
+// column a distil seed (its writer's own words) and a distil plant (words that are not
+// their agent's owner's), each with a word only it holds; and the agents whose owner
+// has written a memory of their own.
+type distilWorld struct {
+	start         time.Time
+	seeds, tokens map[string]string
+	plants        map[string]string // column -> the plant's word
+	own           map[string]bool
+}
+
+// plantDistil writes the distil seeds and plants of the world (matrix.json's
+// distil_plants) and returns what they are.
+func (w *world) plantDistil(start time.Time) distilWorld {
+	w.t.Helper()
+	d := distilWorld{start: start, seeds: map[string]string{}, tokens: map[string]string{}, plants: map[string]string{}, own: map[string]bool{}}
+	for _, col := range w.m.Spaces {
+		if col == "system" {
+			continue
+		}
+		d.tokens[col] = fmt.Sprintf("dtok%s%s", col, w.mark)
+		d.seeds[col] = w.seed(col, fmt.Sprintf("A distil seed of %s: %s.", col, d.tokens[col]))
+	}
+	for col, pl := range w.m.DistilPlants {
+		d.plants[col] = fmt.Sprintf("ptok%s%s", col, w.mark)
+		host, asserts := "trusted", ""
+		if pl.Asserts != "" {
+			host, asserts = "asserting", (accesstest.Principal{Asserts: pl.Asserts}).AssertedTeams(w.id)
+		}
+		writer, err := w.resolve(w.m.World.Agents[pl.Writer], host, asserts)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		_, visibility, team := w.space(col)
+		text := "A distil plant of " + col + ": " + d.plants[col] + "."
+		if pl.Rewriter != "" {
+			text = "A note of " + col + "."
+		}
+		e := w.mustAdd(writer, service.NewMemory{AgentID: w.id(pl.Agent), Visibility: visibility, Team: team, Text: text})
+		if pl.Rewriter != "" {
+			if _, err := w.svc.Update(w.ctx, w.call(w.m.World.Agents[pl.Rewriter], "trusted"), e.UUID, service.Patch{Given: map[string]bool{"messages": true},
+				Memory: service.NewMemory{Text: "A distil plant of " + col + ", rewritten: " + d.plants[col] + "."}}); err != nil {
+				w.t.Fatalf("rewriting the distil plant of %s: %v", col, err)
+			}
+		}
+	}
+	return d
+}
+
+// ownMemory has agent's owner write one memory of its own for it, once.
+func (w *world) ownMemory(agent string) {
+	if w.distil.own[agent] {
+		return
+	}
+	w.distil.own[agent] = true
+	w.mustAdd(w.call(w.m.World.Agents[agent], "trusted"), service.NewMemory{AgentID: w.id(agent), Visibility: "private",
+		Text: "An own memory of " + agent + "."})
+}
+
+// distilled says what of column's distil seed and plant text holds: leaked when the
+// plant's word is there, found when the seed's is, absent when neither.
+func (w *world) distilled(column, text string) string {
+	if plant := w.distil.plants[column]; plant != "" && strings.Contains(text, plant) {
+		return "leaked " + plant
+	}
+	if token := w.distil.tokens[column]; token != "" && strings.Contains(text, token) {
+		return "found"
+	}
+	return "absent"
 }
 
 func (w *world) id(name string) string { return name + "-" + w.mark }
@@ -119,10 +192,10 @@ func (w *world) admin() service.Call { return w.call("root", "admin") }
 // webhookInput is the webhook following a space column's space: its agent's for an
 // agent's space, its team's, the audit webhook for system, and for the others
 // (global, a shared space) a request that names none, as none follows them.
-func (w *world) webhookInput(column string) service.WebhookInput {
-	// One URL per column: the webhooks of a_private and a_public follow the same agent,
-	// and one requester has one webhook per URL and agent.
-	in := service.WebhookInput{URL: "https://hooks.example.com/" + w.mark + "/" + column, Events: graph.MemoryEvents}
+func (w *world) webhookInput(principal, column string) service.WebhookInput {
+	// One URL per principal and column: the webhooks of a_private and a_public follow
+	// the same agent, and a host key has one webhook per URL and agent.
+	in := service.WebhookInput{URL: "https://hooks.example.com/" + w.mark + "/" + principal + "/" + column, Events: graph.MemoryEvents}
 	agent, _, team := w.space(column)
 	switch {
 	case column == "system":
@@ -298,6 +371,7 @@ func newWorld(t *testing.T) *world {
 		seen: map[string][]shown{}, hooks: map[string]*graph.Webhook{}}
 
 	root := w.admin()
+	start := time.Now().UTC()
 	for agent, owner := range m.World.Agents {
 		if _, err := svc.CreateAgent(ctx, root, w.id(agent), w.id(owner)); err != nil {
 			t.Fatal(err)
@@ -374,6 +448,7 @@ func newWorld(t *testing.T) *world {
 			}
 		}
 	}
+	w.distil = w.plantDistil(start)
 	// The system space holds audit events; the id of one stands for its memory.
 	events, _, err := svc.ListAudit(ctx, root, graph.AuditFilter{Actor: w.id("root"), Page: graph.PageRequest{Limit: 1}})
 	if err != nil || len(events) != 1 {
@@ -656,6 +731,53 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 	own := w.id(w.m.Principals[cell.Principal].Agent)
 	agent, visibility, team := w.space(col)
 	switch cell.Operation {
+	case "compact_words":
+		w.ownMemory(w.m.Principals[cell.Principal].Agent)
+		e, err := w.svc.Compact(w.ctx, c, service.CompactQuery{AgentID: own, Since: &w.distil.start, MaxTokens: 8192})
+		if err != nil {
+			return outcome(err), nil
+		}
+		return w.distilled(col, e.Content), nil
+
+	case "reflect_words":
+		w.ownMemory(w.m.Principals[cell.Principal].Agent)
+		eps, err := w.svc.Reflect(w.ctx, c, service.ReflectQuery{AgentID: own, Since: &w.distil.start, MaxTokens: 8192})
+		if err != nil {
+			return outcome(err), nil
+		}
+		var text strings.Builder
+		for _, e := range eps {
+			text.WriteString(e.Content + "\n")
+		}
+		return w.distilled(col, text.String()), nil
+
+	case "move_distilled":
+		// A compaction of the principal's agent derived from the column's distil seed,
+		// with its words, as memgate wrote one before compaction drew on own words alone.
+		agentName := w.m.Principals[cell.Principal].Agent
+		source := w.distil.seeds[col]
+		if col == "system" {
+			source = w.seeds["system"] // an audit event's id: no memory
+		}
+		e := w.mustAdd(w.call(w.m.World.Agents[agentName], "trusted"), service.NewMemory{AgentID: own, Visibility: "private",
+			SourceDescription: service.SourceCompaction, Text: "A compaction: " + w.distil.tokens[col] + "."})
+		if err := neo4jtest.Run(neo4jtest.URI(w.t), `MATCH (e:Episodic {uuid: $id}) SET e.derived_from = [$from]`,
+			map[string]any{"id": e.UUID, "from": source}); err != nil {
+			w.t.Fatal(err)
+		}
+		moved, err := w.svc.Update(w.ctx, c, e.UUID, service.Patch{Given: map[string]bool{"visibility": true},
+			Memory: service.NewMemory{Visibility: "public"}})
+		switch {
+		case err != nil && w.statusIn("agent-"+own+"-private", e.UUID) == "gone":
+			return outcome(err) + ", but the compaction left the private space", nil
+		case err != nil:
+			return outcome(err), nil
+		case moved.GroupID != "agent-"+own+"-public":
+			return "moved wrongly, to " + moved.GroupID, nil
+		}
+		return "allow", nil
+	}
+	switch cell.Operation {
 	case "create", "create_over_quota", "create_fact":
 		if cell.Operation == "create_over_quota" {
 			w.useQuota()
@@ -879,7 +1001,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		return "allow", nil
 
 	case "subscribe":
-		h, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(col))
+		h, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(cell.Principal, col))
 		if err != nil {
 			return outcome(err), nil
 		}
@@ -890,7 +1012,7 @@ func (w *world) run(cell accesstest.Cell) (string, []shown) {
 		h, ok := w.hooks[cell.Principal+" "+col]
 		if !ok {
 			// Not subscribed: the refusal again, which a request would meet.
-			_, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(col))
+			_, err := w.svc.CreateWebhook(w.ctx, c, w.webhookInput(cell.Principal, col))
 			return outcome(err), nil
 		}
 		// The event the seed's next change would put in the outbox, decided as the

@@ -41,7 +41,7 @@ const maxURLBytes = 2048
 // send.
 const (
 	MaxWebhooksPerRequester = 50
-	MaxWebhooksPerTarget    = 10
+	MaxWebhooksPerTarget    = 50
 )
 
 // CreateWebhook registers a webhook for c's requester and returns it with its signing

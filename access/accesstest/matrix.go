@@ -33,6 +33,10 @@ type Matrix struct {
 	// CopySource is the space column whose seed the copy operations' copies are
 	// promoted from, each by the SeedWriters agent's owner of the copy's column.
 	CopySource string `json:"copy_source"`
+	// DistilPlants are, per space column, a memory of one of the world's agents whose
+	// words are not its owner's: what compact_words and reflect_words must never draw
+	// on, whoever distils.
+	DistilPlants map[string]Plant `json:"distil_plants"`
 	// Principals are the rows.
 	Principals map[string]Principal `json:"principals"`
 	// Expect[principal][operation] lists one outcome per column: in Spaces order for
@@ -56,6 +60,16 @@ type World struct {
 	// LapsedDelegations are delegations granted for a moment, lapsed before the cells
 	// run.
 	LapsedDelegations map[string][]string `json:"lapsed_delegations"`
+}
+
+// Plant is a memory of Agent in a column's space that its owner did not write: Writer
+// (a world agent, whose owner writes it, through a host asserting Asserts when set)
+// wrote it, or the agent's owner did and Rewriter's owner changed it since.
+type Plant struct {
+	Agent    string `json:"agent"`
+	Writer   string `json:"writer"`
+	Rewriter string `json:"rewriter,omitempty"`
+	Asserts  string `json:"asserts,omitempty"`
 }
 
 type Principal struct {
@@ -107,8 +121,11 @@ func (p Principal) AssertedTeams(id func(string) string) string {
 }
 
 // Operations on memories, one cell per space, in the order the tests run them.
-var Operations = []string{"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "retry", "promote", "promote_team",
-	"update", "move", "get_expired", "create_over_quota", "resolve_conflict", "versions_rule", "subscribe", "webhook_event"}
+// compact_words and reflect_words run first, while the world's agents hold only the
+// world's memories.
+var Operations = []string{"compact_words", "reflect_words", "create", "create_fact", "get", "list", "search", "context", "list_entities",
+	"delete", "retry", "promote", "promote_team", "update", "move", "move_distilled", "get_expired", "create_over_quota",
+	"resolve_conflict", "versions_rule", "subscribe", "webhook_event"}
 
 // AgentOperations on agents, one cell per agent column, run after Operations.
 var AgentOperations = []string{"list_agents", "list_agents_all", "share", "unshare", "delegate", "undelegate", "transfer", "erase", "compact", "reflect",

@@ -6,7 +6,7 @@ import "slices"
 // service tier (service's TestMatrix_Service) runs every operation on the same store
 // through the same service calls, so the HTTP tier's part is what HTTP adds: routes,
 // status codes, request and answer shapes.
-var HTTPOperations = []string{"list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
+var HTTPOperations = []string{"compact_words", "reflect_words", "move_distilled", "list_agents", "list_agents_all", "list_teams", "list_teams_all", "delegate", "undelegate", "usage",
 	"create", "create_fact", "get", "list", "search", "context", "list_entities", "delete", "promote", "promote_team", "update", "move",
 	"resolve_conflict", "versions_rule", "dissolve", "copy_dissolve", "move_into_dissolved", "copy_update", "copy_delete", "copy_move",
 	"subscribe", "webhook_event", "set_types", "set_team_types"}

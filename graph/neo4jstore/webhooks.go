@@ -37,7 +37,10 @@ func (db *DB) CreateWebhook(ctx context.Context, w *graph.Webhook, limits graph.
 		}
 		return graph.Errorf(graph.ENOTFOUND, "agent not found")
 	case "duplicate":
-		return graph.Errorf(graph.ECONFLICT, "webhook %s already sends these spaces' events to this url", str(r.Values[2]))
+		if id := str(r.Values[2]); id != "" {
+			return graph.Errorf(graph.ECONFLICT, "webhook %s already sends these spaces' events to this url", id)
+		}
+		return graph.Errorf(graph.ECONFLICT, "a webhook of this host key already sends these spaces' events to this url")
 	case "requester":
 		return graph.Errorf(graph.EINVALID, "a requester may register at most %d webhooks", limits.PerRequester)
 	default:
