@@ -28,10 +28,14 @@ import (
 // public memories, each naming an entity another public memory keeps, are withdrawn
 // before the sweep (deleted, expired and swept, moved to private): their words must
 // then reach no one who may not read where they went, entity summaries included.
+// Every principal compacts and reflects on its own agent before the sweep: nothing
+// another space holds reaches what they write. After it, alice's search scores and
+// ranks the same once the other organization wrote her words many times.
 func TestProbe_NoLeaks(t *testing.T) {
 	t.Parallel()
 	base, idpKey, suffix, root, svc := bindingService(t)
 	id := func(name string) string { return name + "-" + suffix }
+	start := time.Now().UTC()
 
 	// The principals, each through its credential. globex- names are the second
 	// organization's: the same requester id as the name after the prefix.
@@ -216,6 +220,44 @@ func TestProbe_NoLeaks(t *testing.T) {
 	// Nothing of one organization is another's to read: public is public within one.
 	mayRead := func(p string, s *seed) bool { return ps[p].org == s.org && (s.readers == nil || s.readers[p]) }
 	sees := func(p, agent string) bool { return exists[ps[p].org+"/"+agent] } // an agent of its organization
+
+	// Every principal compacts (REST) and reflects on (MCP) its own agent: what they
+	// write holds its own words alone, of its agent's private and public spaces; never
+	// a team's, a shared space's, another agent's or another organization's. What they
+	// wrote stays in its private space, which the sweep reads too.
+	type distilled struct {
+		ID          string
+		DerivedFrom []string `json:"derived_from"`
+	}
+	derived := map[string][]string{} // memory -> the memories it was derived from
+	for _, who := range names {
+		c, agent := ps[who].c, ps[who].agent
+		var comp struct {
+			distilled
+			Content string
+		}
+		c.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": agent,
+			"since": start.Format(time.RFC3339Nano), "max_tokens": 4000}, &comp)
+		derived[comp.ID] = comp.DerivedFrom
+		var refl json.RawMessage
+		if !callTool(t, mcpSession(t, base, c.key, c.requester), "reflect", map[string]any{"agent_id": agent,
+			"since": start.Format(time.RFC3339Nano), "max_tokens": 4000}, &refl) {
+			t.Fatalf("%s's reflection over MCP: %s", who, refl)
+		}
+		var reflected struct{ Memories []distilled }
+		_ = json.Unmarshal(refl, &reflected)
+		for _, m := range reflected.Memories {
+			derived[m.ID] = m.DerivedFrom
+		}
+		for _, s := range seeds {
+			own := s.owner == who && s.org == ps[who].org && (s.space == "private" || s.space == "public")
+			for what, text := range map[string]string{"compaction": comp.Content, "reflection": string(refl)} {
+				if strings.Contains(text, s.word) && !own {
+					t.Errorf("LEAK: %s's %s holds %s's %s word %s", who, what, s.owner, s.space, s.word)
+				}
+			}
+		}
+	}
 
 	// The sweep. Each answer is scanned for the words its reader may not see.
 	forbidden := map[string]int{} // 403s per requester named
@@ -435,9 +477,47 @@ func TestProbe_NoLeaks(t *testing.T) {
 		agent, public := strings.CutSuffix(strings.TrimPrefix(bare, "agent-"), "-public")
 		return public && exists[org+"/"+agent]
 	}
-	hooks.check(t, names, seeds, readable, map[string][]string{
+	hooks.check(t, names, seeds, derived, readable, map[string][]string{
 		"bob": {seeds[0].memory}, "carol": {teamMemory(seeds, "")}, "dave": {teamMemory(seeds, "")},
 		"globex-dave": {teamMemory(seeds, "globex")}})
+
+	// No score and no ranking depends on what the requester cannot read: alice's search
+	// for her words scores the same once the other organization wrote them, many times,
+	// into memories long and short (and its facts and entities with them). Last: its
+	// webhooks would carry her words, written there.
+	mine := []string{seeds[0].word, seeds[1].word}
+	ranked := func() string {
+		var found struct {
+			Episodes []struct {
+				ID    string
+				Score float64
+			}
+			Facts []struct {
+				ID    string
+				Score float64
+			}
+			Entities []struct {
+				ID    string
+				Score float64
+			}
+		}
+		ps["alice"].c.must(http.StatusOK, "POST", "/v1/memories/search", map[string]any{"agent_id": ps["alice"].agent,
+			"query": strings.Join(mine, " ") + " works", "include": []string{"episodes", "facts", "entities"}}, &found)
+		return fmt.Sprintf("%+v", found)
+	}
+	before := ranked()
+	for i := range 24 {
+		text := strings.Repeat(mine[i%2]+" ", 1+i%3) + "works at " + strings.Repeat("Elsewhere ", i%5) + "."
+		ps["globex-alice"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps["globex-alice"].agent,
+			"visibility": "public", "messages": text}, nil)
+	}
+	var last added
+	ps["globex-alice"].c.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": ps["globex-alice"].agent,
+		"visibility": "public", "messages": mine[0] + " works at Elsewhere."}, &last)
+	waitStatus(t, ps["globex-alice"].c, last.ID)
+	if after := ranked(); after != before {
+		t.Errorf("alice's search ranked %s before the other organization wrote her words, %s after", before, after)
+	}
 }
 
 // teamMemory is the id of the team seed of org.
