@@ -904,7 +904,8 @@ func TestWebhook_Routes(t *testing.T) {
 		{"a team bob cannot see", bob, map[string]any{"url": url, "team": team, "events": []string{"memory.done"}}, false, 404},
 		{"audit without an admin key", alice, map[string]any{"url": url, "audit": true, "events": []string{"access.denied"}}, false, 403},
 		{"the owner of the agent", alice, map[string]any{"url": url, "agent_id": agent, "events": []string{"memory.done"}}, false, 201},
-		{"another requester, the agent's public space", bob, map[string]any{"url": url, "agent_id": agent, "events": []string{"memory.done"}}, false, 201},
+		{"another requester, the same url for the agent", bob, map[string]any{"url": url, "agent_id": agent, "events": []string{"memory.done"}}, false, 409},
+		{"another requester, the agent's public space", bob, map[string]any{"url": url + "/bob", "agent_id": agent, "events": []string{"memory.done"}}, false, 201},
 		{"a member of the team", alice, map[string]any{"url": url, "team": team, "events": []string{"conflict.opened"}}, false, 201},
 		{"an admin, audit", admin, map[string]any{"url": url, "audit": true, "events": []string{"access.denied"}}, false, 201},
 	} {
