@@ -265,13 +265,3 @@ func LuceneWords(fields, words, groupIDs []string) string {
 	}
 	return q + " AND group_id:(" + strings.Join(groups, " ") + ")"
 }
-
-// Words splits text into the lower-cased words search matches on: runs of letters,
-// digits and combining marks; everything else separates. Episodes store their words
-// this way (content_terms) and queries are split the same way, so a word followed
-// by punctuation or in another case still matches.
-func Words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(strings.ToValidUTF8(text, " ")), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
-	})
-}

@@ -45,23 +45,3 @@ func FuzzLuceneTerms(f *testing.F) {
 		}
 	})
 }
-
-// FuzzWords: the words search counts are lower-case runs of letters, digits and marks,
-// never empty, and never hold the space the stored terms are delimited by.
-func FuzzWords(f *testing.F) {
-	for _, s := range []string{"", "Alice works at ACME, Inc.", "a  b", "\xff", "Zoë", "x_y-z"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		for _, w := range cypher.Words(text) {
-			if w == "" || strings.ContainsAny(w, " \t\n") || w != strings.ToLower(w) {
-				t.Fatalf("%q: word %q", text, w)
-			}
-			for _, r := range w {
-				if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) {
-					t.Fatalf("%q: word %q holds %q", text, w, r)
-				}
-			}
-		}
-	})
-}

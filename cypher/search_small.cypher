@@ -1,14 +1,14 @@
-// Every search method over a small visible set in one round trip: facts and entities
-// by text and by vector, and episodes by text, each scored over the visible items
-// themselves (the exact plans of fact_search_text, fact_search_vector,
-// entity_search_text, entity_search_vector and episode_search). It answers only when
-// the visible set holds at most $exact_max facts, $exact_max entities and $exact_max
-// episodes (counted from the group_id indexes without reading more); otherwise it
-// returns no row, and the caller runs each method's own query, whose index plans are
-// made for large sets. $facts, $entities and $episodes say which kinds to search; a
-// null $embedding leaves out the vector methods. Each list holds at most $limit hits,
-// best first: [fact row..., score] for facts (_fact_row), [entity row, score] for
-// entities, [episode, score] for episodes.
+// Every search method over a small visible set in one round trip: facts, entities and
+// episodes by text and by vector, each scored over the visible items themselves (the
+// exact plans of fact_search_text, fact_search_vector, entity_search_text,
+// entity_search_vector, episode_search and episode_search_vector). It answers only
+// when the visible set holds at most $exact_max facts, $exact_max entities and
+// $exact_max episodes (counted from the group_id indexes without reading more);
+// otherwise it returns no row, and the caller runs each method's own query, whose
+// index plans are made for large sets. $facts, $entities and $episodes say which kinds
+// to search; a null $embedding leaves out the vector methods. Each list holds at most
+// $limit hits, best first: [fact row..., score] for facts (_fact_row), [entity row,
+// score] for entities, [episode, score] for episodes.
 // CYPHER replan=skip: the plan Neo4j made first is kept when the statistics change;
 // planning this query costs 0.5-0.9 s of Neo4j's CPU, and it starts from unique
 // constraints or group_id indexes whatever the statistics (docs/architecture.md,
@@ -70,4 +70,10 @@ CALL (episodes) {
   {{bm25}}
   RETURN collect([x, score]) AS episode_text
 }
-RETURN fact_text, fact_vector, entity_text, entity_vector, episode_text
+CALL (episodes) {
+  UNWIND CASE WHEN $episodes AND $embedding IS NOT NULL THEN episodes ELSE [] END AS x
+  WITH x WHERE x.content_embedding IS NOT NULL AND {{episode_filter}}
+  WITH x, vector.similarity.cosine(x.content_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
+  RETURN collect([x, score]) AS episode_vector
+}
+RETURN fact_text, fact_vector, entity_text, entity_vector, episode_text, episode_vector

@@ -87,7 +87,22 @@ func main() {
 	graphitiConstrained := flag.Int("graphiti-constrained", 0, "the first conversations to run through graphiti-core's add_episode with the model's output constrained to the schema, as memgate's is; 0: none")
 	ontologyPath := flag.String("ontology", "", "conversations with a declared ontology (eval/ontology.json), run with each extractor and scored by attribute; empty: none")
 	ontologyOnly := flag.Bool("ontology-only", false, "run the -ontology conversations alone, leaving the other sections of -out as they are")
+	locomoDir := flag.String("locomo", "", "a folder of LoCoMo conversations (../shared/datasets/locomo), run through memgate and the baselines; empty: none")
+	locomoOnly := flag.Bool("locomo-only", false, "run the -locomo conversations alone, leaving the other sections of -out as they are")
+	locomoLimit := flag.Int("locomo-limit", 0, "LoCoMo conversations to run (0: all)")
+	embedderURL := flag.String("embedder", "", "an OpenAI-compatible embeddings base URL with a sentence model (scripts/embedder-local): memgate's embedder for a second LoCoMo run, and the dense baseline; empty: hashing only")
+	embedderModel := flag.String("embedder-model", "all-MiniLM-L6-v2", "the model at -embedder")
+	embedderDims := flag.Int("embedder-dimensions", 384, "the dimensions of -embedder's vectors")
 	flag.Parse()
+
+	if *locomoDir != "" {
+		if err := runLocomo(*binary, *neo4jURI, *locomoDir, *locomoLimit, *embedderURL, *embedderModel, *embedderDims, *out); err != nil {
+			log.Fatal(err)
+		}
+		if *locomoOnly {
+			return
+		}
+	}
 
 	c := readCorpus(*corpusPath)
 	if *limit > 0 && *limit < len(c.Conversations) {

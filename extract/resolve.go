@@ -103,6 +103,19 @@ func (r *Resolver) neighbourhood(ctx context.Context, q graph.NeighbourhoodQuery
 	return n[0], nil
 }
 
+// embed embeds texts and, last, the episode's content, in one call.
+func (r *Resolver) embed(ctx context.Context, ep *graph.Episode, texts []string) ([][]float32, error) {
+	texts = append(texts, graph.CleanText(ep.Content, graph.EmbedTextBytes))
+	vectors, err := r.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	if len(vectors) != len(texts) {
+		return nil, fmt.Errorf("embedding: %d vectors for %d texts", len(vectors), len(texts))
+	}
+	return vectors, nil
+}
+
 // namespace of the deterministic uuids: re-running an episode after a crash MERGEs
 // onto the nodes and edges the first run may have written, never beside them.
 var namespace = uuid.MustParse("5b0f9a4e-5d0c-4c49-9a53-6f2a1e0b7c11")
@@ -118,6 +131,11 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	now := r.Now().UTC()
 	w := &graph.GraphWrite{Episode: ep}
 	if len(x.Entities) == 0 {
+		vectors, err := r.embed(ctx, ep, nil)
+		if err != nil {
+			return nil, err
+		}
+		w.Embedding = vectors[0]
 		return w, nil
 	}
 	names := make([]string, len(x.Entities))
@@ -140,18 +158,16 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 		}
 	}
 
-	// Embed every name and, below, every new fact, in one call.
+	// Embed every name and, below, every new fact, and the episode, in one call.
 	var facts []string
 	for _, f := range x.Facts {
 		facts = append(facts, f.Fact)
 	}
-	vectors, err := r.Embedder.Embed(ctx, append(slices.Clone(names), facts...))
+	vectors, err := r.embed(ctx, ep, append(slices.Clone(names), facts...))
 	if err != nil {
-		return nil, fmt.Errorf("embedding: %w", err)
+		return nil, err
 	}
-	if len(vectors) != len(names)+len(facts) {
-		return nil, fmt.Errorf("embedding: %d vectors for %d texts", len(vectors), len(names)+len(facts))
-	}
+	w.Embedding = vectors[len(vectors)-1]
 
 	matches := make([]*graph.EntityNode, len(x.Entities))
 	var pairs []NamePair

@@ -129,6 +129,9 @@ type GraphWrite struct {
 	// Cost is what the attempt that made this write cost: added to the episode's in the
 	// transaction that saves the write (or, when the lease was lost, that refuses it).
 	Cost Cost
+	// Embedding is the episode's content embedded, which ranks it by meaning in search
+	// (nil: it has none).
+	Embedding []float32
 }
 
 // Mention is an episode's mention of an entity and what that episode said of it, its

@@ -79,6 +79,9 @@ type Episode struct {
 	// Cost is what extracting it has cost so far; read only: only the queue's writes
 	// of an attempt's outcome add to it (Queue.Complete, Release, Return).
 	Cost Cost
+	// Embedding is its content's vector when the write itself embeds it (a memory
+	// stored without extraction, which no extraction will embed); write only.
+	Embedding []float32
 
 	// PublicQuota, above 0, is how many public writes the agent may make on the UTC
 	// day of CreatedAt: CreateEpisodes counts this one in the same transaction and
@@ -112,6 +115,10 @@ func (e *Episode) Space() Space {
 	s, _ := ParseGroupID(e.GroupID)
 	return s
 }
+
+// EmbedTextBytes is how much of a memory's content is embedded (extraction's and a
+// write's embedding alike): a sentence model reads a few hundred tokens of it.
+const EmbedTextBytes = 4000
 
 // Writer is who wrote the memory's current content: its last updater, else whoever
 // wrote it.
@@ -223,6 +230,10 @@ type Memories interface {
 	// ListEpisodes lists the episodes of the spaces in vis, newest first, only those
 	// agent wrote unless agent is empty. EINVALID for a cursor it did not issue.
 	ListEpisodes(ctx context.Context, vis Visible, agent string, page PageRequest) (EpisodePage, error)
+
+	// EpisodeNeighbours returns, for each of ids that lies in vis, the episodes of its
+	// space (and agent) just before and after it by reference time, nil where none.
+	EpisodeNeighbours(ctx context.Context, ids []string, vis Visible) (map[string][2]*Episode, error)
 
 	// SearchEpisodes runs a fulltext search over episode content within vis; of the
 	// filter it applies the range of created_at.

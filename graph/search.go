@@ -87,7 +87,7 @@ type Retrieval struct {
 type Found struct {
 	Facts    [][]FactHit
 	Entities [][]EntityHit
-	Episodes []ScoredEpisode
+	Episodes [][]ScoredEpisode
 }
 
 // Searcher runs search's retrieval methods, each within the visible set vis. Each
@@ -101,6 +101,9 @@ type Searcher interface {
 	FactsByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]FactHit, error)
 	EntitiesByText(ctx context.Context, text string, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
 	EntitiesByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]EntityHit, error)
+	// EpisodesByVector ranks the episodes of vis by the cosine of their content's
+	// embedding to v; of f it applies the range of created_at.
+	EpisodesByVector(ctx context.Context, v []float32, vis Visible, f SearchFilter, limit int) ([]ScoredEpisode, error)
 	// Walk walks at most depth facts from center and returns the limit nearest
 	// entities and facts; ENOTFOUND when center is not an entity of the visible set.
 	Walk(ctx context.Context, center string, depth int, vis Visible, f SearchFilter, limit int) (*Walk, error)

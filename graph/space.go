@@ -12,21 +12,26 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // ValidID reports whether s is a valid agent id, team name or requester id.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
-// PseudonymPrefix starts the pseudonym that replaces an erased requester's id: ids of
-// that form are reserved, no credential may name one (IsPseudonym).
+// PseudonymPrefix starts the pseudonym that replaces an erased requester's id (and its
+// agents' ids): ids of that form are reserved, none is accepted as a requester, an
+// agent, a team or the target of a grant (CheckID).
 const PseudonymPrefix = "erased-"
 
 // IsPseudonym reports whether id is of the reserved form of an erased requester's
 // pseudonym.
 func IsPseudonym(id string) bool { return strings.HasPrefix(id, PseudonymPrefix) }
 
-// CheckID returns EINVALID naming field unless s is a valid id.
+// CheckID returns EINVALID naming field unless s is a valid id, and not one of the
+// reserved form of pseudonyms.
 func CheckID(field, s string) error {
 	if s == "" {
 		return Errorf(EINVALID, "%s is required", field)
 	}
 	if !ValidID(s) {
 		return Errorf(EINVALID, "%s must match ^[a-z0-9][a-z0-9_-]{0,62}$", field)
+	}
+	if IsPseudonym(s) {
+		return Errorf(EINVALID, "%s: ids starting with %s are reserved for the pseudonyms of erased requesters", field, PseudonymPrefix)
 	}
 	return nil
 }

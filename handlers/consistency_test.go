@@ -72,7 +72,7 @@ func TestConsistency_ReadYourWrites(t *testing.T) {
 	if err != nil || len(raw) <= 28 {
 		t.Fatalf("the token is not base64url of a nonce and a sealed payload: %q", token)
 	}
-	if strings.Contains(string(raw), "FB:") || strings.Contains(string(raw), "[") {
+	if strings.Contains(string(raw), "FB:") {
 		t.Errorf("the token shows its bookmarks: %q", raw)
 	}
 	tampered := append([]byte{}, raw...)

@@ -153,6 +153,18 @@ func TestDerived_OnlyTheAgentsOwnWords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A compaction of a compaction: its lineage is judged to the first memory.
+	var source added
+	var first, second derived
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A note to forget."}, &source)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{source.ID}}, &first)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{first.ID}}, &second)
+	w.owner.must(http.StatusNoContent, "DELETE", "/v1/memories/"+source.ID, nil, nil)
+	for _, id := range []string{first.ID, second.ID} {
+		if s, body := w.owner.patch(id, "", map[string]any{"visibility": "public"}); s != http.StatusForbidden {
+			t.Errorf("publishing a derived memory whose first source is gone (%s): %d %s, want 403", id, s, body)
+		}
+	}
 	w.admin.must(http.StatusCreated, "POST", "/v1/teams", map[string]any{"name": w.team + "-b"}, nil)
 	w.admin.must(http.StatusNoContent, "PUT", "/v1/teams/"+w.team+"-b/members/"+w.owner.requester, map[string]any{"role": "writer"}, nil)
 	for name, id := range map[string]string{"holding a team's words": legacy.ID, "whose source is gone": orphan.ID} {

@@ -263,6 +263,18 @@ func TestEraseRequester(t *testing.T) {
 			t.Errorf("team memory %s still names the erased requester: %+v", id, m)
 		}
 	}
+	// What stays of its agents' memories (in the team, in global) names their
+	// pseudonyms, never the agents' ids.
+	var stays struct {
+		AgentID string `json:"agent_id"`
+	}
+	bob.must(http.StatusOK, "GET", "/v1/memories/"+inTeam, nil, &stays)
+	if !strings.HasPrefix(stays.AgentID, real.Pseudonym+"-agent-") {
+		t.Errorf("its team memory's agent is %q, want its agent's pseudonym", stays.AgentID)
+	}
+	if n := neo4jtest.Count(t, "MATCH (n) WHERE n.agent_id IN $agents RETURN count(n)", map[string]any{"agents": []string{a1, a2}}); n != 0 {
+		t.Errorf("%d nodes still carry the erased agents' ids", n)
+	}
 	bob.must(http.StatusOK, "GET", "/v1/memories/"+copied.ID, nil, nil)
 	bob.must(http.StatusOK, "GET", "/v1/memories/"+bobsPrivate, nil, nil)
 
@@ -298,11 +310,31 @@ func TestEraseRequester(t *testing.T) {
 			t.Errorf("/metrics names %q after the erasure", name)
 		}
 	}
-	// Its pseudonym is no requester: no credential may name it, so none owns its team.
+	// Its pseudonym is no requester: no credential may name it, so none owns its team;
+	// nor is it, or its agents', an id anything takes.
 	for _, key := range []string{"acme", "acme-admin"} {
 		as := client{t: t, base: srv.URL, key: orgKeys[key], requester: real.Pseudonym}
-		if s, body := as.do("GET", "/v1/teams/"+owned, nil); s != http.StatusForbidden {
-			t.Errorf("the %s key naming the pseudonym: %d %s, want 403", key, s, body)
+		if s, body := as.sendMalformed("GET", "/v1/teams/"+owned, nil); s != http.StatusBadRequest {
+			t.Errorf("the %s key naming the pseudonym: %d %s, want 400", key, s, body)
+		}
+	}
+	for what, c := range map[string]struct {
+		method, path string
+		body         any
+	}{
+		"a member":         {"PUT", "/v1/teams/" + owned + "/members/" + real.Pseudonym, map[string]any{"role": "writer"}},
+		"the promoter":     {"PUT", "/v1/promoters/" + real.Pseudonym, nil},
+		"an owner":         {"PUT", "/v1/agents/" + b1 + "/owner", map[string]any{"owner_id": real.Pseudonym}},
+		"an agent":         {"POST", "/v1/agents", map[string]any{"id": real.Pseudonym + "-agent-1"}},
+		"erased again":     {"DELETE", "/v1/requesters/" + real.Pseudonym, nil},
+		"a share's holder": {"PUT", "/v1/agents/" + b1 + "/shares/" + real.Pseudonym, nil},
+	} {
+		as := admin
+		if what == "an owner" || what == "a share's holder" {
+			as = bob
+		}
+		if s, body := as.sendMalformed(c.method, c.path, c.body); s != http.StatusBadRequest {
+			t.Errorf("the pseudonym as %s: %d %s, want 400", what, s, body)
 		}
 	}
 	var erasure struct{ Events []eventOf }

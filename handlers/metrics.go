@@ -133,9 +133,19 @@ func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			status, _, _ = classify(err)
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		m.requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel is a request's method as a label: one of HTTP's, else "other" (a
+// client may send any word as its method).
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
 }
 
 var (

@@ -83,15 +83,34 @@ func TestMetrics_DenialsNameNoOne(t *testing.T) {
 		}
 	}
 	refuse(0)
+	// A method of its own, which HTTP lets a client send: no label of its own.
+	method := func(i int) {
+		req, _ := http.NewRequest(fmt.Sprintf("PROBE%dMETHOD", i), srv.URL+"/v1/memories", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	method(0)
+	countAll := func() int {
+		_, body := do(t, "GET", srv.URL+"/metrics", nil, "")
+		return strings.Count(string(body), "\nmemgate_http_request_duration_seconds_count{") + strings.Count(string(body), "\nmemgate_denials_total{")
+	}
 	before, _ := series()
+	all := countAll()
 	for i := 1; i <= 40; i++ {
 		refuse(i)
+		method(i)
+	}
+	if after := countAll(); after != all {
+		t.Errorf("/metrics had %d request and denial series, %d after 40 requests of methods of their own: want none added", all, after)
 	}
 	after, text := series()
 	if after != before {
 		t.Errorf("/metrics had %d denial series, %d after 40 refusals of distinct requesters: want none added", before, after)
 	}
-	for _, word := range []string{"victim", "outsider", "secret-team", suffix} {
+	for _, word := range []string{"victim", "outsider", "secret-team", "PROBE", suffix} {
 		if strings.Contains(text, word) {
 			t.Errorf("/metrics names %q", word)
 		}

@@ -968,7 +968,7 @@ func TestWebhook_ErasedWithItsSubject(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t, nil)
 	alice, bob, admin := w.as("alice"), w.as("bob"), w.admin()
-	agent := w.agent(alice, "erased")
+	agent := w.agent(alice, "goes")
 	other := w.agent(bob, "kept")
 	w.ingest()
 	r := newReceiver(t)

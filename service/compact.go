@@ -3,6 +3,7 @@ package service
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -246,29 +247,63 @@ func notOwnWords(id, what string) string {
 		" is not: another requester wrote or changed it, or the agent's former owner did"
 }
 
-// sources reads the memories e was derived from as c reaches them: those still in e's
-// agent's view for c, by id.
-func (s *Service) sources(ctx context.Context, c Call, e *graph.Episode) (map[string]*graph.Episode, error) {
-	out := map[string]*graph.Episode{}
-	if len(e.DerivedFrom) == 0 {
-		return out, nil
+// lineage is what a derived memory was derived from, to the first memory: each source
+// still in its agent's view for c, by id (Found), and the ids of them all (IDs).
+// Deeper than maxLineage memories, it is Unknown.
+type lineage struct {
+	Found   map[string]*graph.Episode
+	IDs     []string
+	Unknown bool
+}
+
+// maxLineage bounds the memories a derived memory's move is judged against.
+const maxLineage = 1000
+
+// sources reads the lineage of e: its sources, theirs when they are derived memories
+// themselves (a compaction of a compaction), and so on, as c reaches them.
+func (s *Service) sources(ctx context.Context, c Call, e *graph.Episode) (lineage, error) {
+	l := lineage{Found: map[string]*graph.Episode{}}
+	seen := map[string]bool{e.UUID: true}
+	next := e.DerivedFrom
+	vis := s.agentView(c, e.AgentID)
+	for len(next) > 0 {
+		var ask []string
+		for _, id := range next {
+			if !seen[id] {
+				seen[id] = true
+				ask = append(ask, id)
+			}
+		}
+		if len(l.IDs)+len(ask) > maxLineage {
+			l.Unknown = true
+			return l, nil
+		}
+		l.IDs = append(l.IDs, ask...)
+		found, err := s.Mem.GetEpisodes(ctx, ask, vis)
+		if err != nil {
+			return l, err
+		}
+		next = nil
+		for _, src := range found {
+			l.Found[src.UUID] = src
+			next = append(next, src.DerivedFrom...)
+		}
 	}
-	found, err := s.Mem.GetEpisodes(ctx, e.DerivedFrom, s.agentView(c, e.AgentID))
-	for _, src := range found {
-		out[src.UUID] = src
-	}
-	return out, err
+	return l, nil
 }
 
 // sourcesAllow judges a derived memory's move or copy to another space against its
-// sources (read by sources), not its author: it is allowed only while every memory e
-// was derived from is still there for c and each of them would be allowed the same
-// (may, for one source, returns why not, or ""). A source that is gone, or out of c's
+// sources (read by sources), not its author: it is allowed only while every memory of
+// its lineage is still there for c and each of them would be allowed the same (may,
+// for one source, returns why not, or ""). A source that is gone, or out of c's
 // reach, refuses it: what it said can no longer be judged, so the derived memory stays
 // where it is. It returns the reason of a refusal, "" when allowed.
-func sourcesAllow(e *graph.Episode, sources map[string]*graph.Episode, may func(src *graph.Episode) string) string {
-	for _, id := range e.DerivedFrom {
-		src := sources[id]
+func sourcesAllow(e *graph.Episode, l lineage, may func(src *graph.Episode) string) string {
+	if l.Unknown || (len(e.DerivedFrom) > 0 && len(l.IDs) == 0) {
+		return "memory " + e.UUID + " was derived from more than " + fmt.Sprint(maxLineage) + " memories, or from memories not read: its sources cannot all be judged"
+	}
+	for _, id := range l.IDs {
+		src := l.Found[id]
 		if src == nil {
 			return "memory " + e.UUID + " was derived from memory " + id + ", which is gone or out of reach: a derived memory moves only with its sources"
 		}

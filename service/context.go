@@ -1,11 +1,13 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -41,15 +43,17 @@ const (
 	DefaultContextTokens = 1000
 	MaxContextTokens     = 32000
 	maxContextMessages   = 100
-	minCandidates        = 10 // of each kind, from search; one per 100 tokens of budget above that
-	maxCandidates        = 50
+	minCandidates        = 10 // of each kind, from search; one per tokensPerCandidate of budget above that
+	maxCandidates        = 100
+	tokensPerCandidate   = 20   // a short memory's line
+	neighbourHits        = 10   // the best memories whose neighbours in their conversation are candidates too
 	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
 	jsonWindow           = 8 << 10
 	entityLineRunes      = 240
 	memoryLineRunes      = 480
-	minLineTokens        = 8 // about the shortest line a block holds
-	maxMissed            = 4 // lines in a row that did not fit, after which the block is full
+	minLineTokens        = 8  // about the shortest line a block holds
+	minValueTokens       = 16 // a line's value per token counts it at least this long
 )
 
 // messageRoles are the roles a message of a conversation may have (OpenAI's and
@@ -87,14 +91,34 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnC
 		if _, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID); err != nil {
 			return nil, err
 		}
-		return buildContext(&SearchResult{}, s.tokenizer(), q.MaxTokens, q.AsOf), nil
+		return buildContext(&SearchResult{}, nil, "", s.tokenizer(), q.MaxTokens, q.AsOf), nil
 	}
 	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
-		Limit: min(max(minCandidates, q.MaxTokens/100), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}, Types: q.Types})
+		Limit: min(max(minCandidates, q.MaxTokens/tokensPerCandidate), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}, Types: q.Types})
 	if err != nil {
 		return nil, err
 	}
-	return buildContext(res, s.tokenizer(), q.MaxTokens, q.AsOf), nil
+	// The turns around the best memories, in their conversation, as Search read them.
+	vis, err := s.searchView(c, q.AgentID, q.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	var hits []string
+	for _, h := range res.Episodes[:min(len(res.Episodes), neighbourHits)] {
+		hits = append(hits, h.Episode.UUID)
+	}
+	around, err := s.Mem.EpisodeNeighbours(ctx, hits, vis)
+	if err != nil {
+		return nil, err
+	}
+	for _, pair := range around {
+		for _, e := range pair {
+			if e != nil {
+				s.provenance(c, e)
+			}
+		}
+	}
+	return buildContext(res, around, query, s.tokenizer(), q.MaxTokens, q.AsOf), nil
 }
 
 // contextQuery is the text to search by: the query, or the conversation's messages
@@ -190,114 +214,184 @@ func sectionHeaders(asOf *time.Time) [3]string {
 	return [...]string{sectionFacts: facts, sectionEntities: "About:", sectionMemories: "Relevant memories:"}
 }
 
-// contextLine is one candidate line of a block: its section and the id it draws on.
+// contextLine is one candidate line of a block: its section, the id it draws on, and
+// its value (rankValue of what it shows, half of it for a memory's neighbour).
 type contextLine struct {
 	section int
 	id      string
 	text    string
+	value   float64
+	at      time.Time // a memory's reference time, its place in the block
+	order   int       // its rank among the candidates of its section
 }
 
-// buildContext chooses lines from what search found, in rounds of three facts, one
-// entity and one memory (best first in each), skipping a line that does not fit what
-// is left of the budget, then lays them out by section in rank order. The text's
-// count is taken again at the end, whole, and lines are dropped, last chosen first,
-// until it fits: a block is never over budget, whatever the tokenizer does at the
-// joins.
-func buildContext(res *SearchResult, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
+// rankValue is what a line found at rank (0: the best) of its kind is worth: about how
+// likely it is to be what the query needs, which falls with the rank as
+// 1/(rank+1)^1.5 (LoCoMo's questions: the share of their evidence at ranks 1-5, 6-10
+// and 11-20 of search, per rank, fell as 0.096, 0.028 and 0.009). The fused scores
+// themselves fall far slower (reciprocal rank fusion's 1/(60+rank)).
+func rankValue(rank int) float64 { return math.Pow(float64(rank+1), -1.5) }
+
+// buildContext chooses the lines of a block from what search found, best value per
+// token first across facts, entities and memories, as many as fit the budget: a
+// memory's line shows when it was said, who said it, and its relative times resolved
+// ("yesterday (7 May 2023)"); the neighbours of the best memories in their
+// conversation (around) are candidates worth half of what found them; facts and entity
+// summaries are candidates only where they bear on the query (a word of it in the fact
+// or its ends' names, in the entity's name; any when the query has none). The lines
+// are laid out by section: facts and entities in rank order, memories in the order
+// they happened. The text's count is taken again at the end, whole, and lines are
+// dropped, least valuable first, until it fits: a block is never over budget, whatever
+// the tokenizer does at the joins.
+func buildContext(res *SearchResult, around map[string][2]*graph.Episode, query string, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
 	headers := sectionHeaders(asOf)
-	lists := [3][]contextLine{}
-	for _, h := range res.Facts {
+	asked := graph.QueryWords(query)
+	bears := func(texts ...string) bool {
+		if len(asked) == 0 {
+			return true
+		}
+		for _, t := range texts {
+			for _, w := range graph.Words(t) {
+				if slices.Contains(asked, w) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var lines []contextLine
+	add := func(l contextLine) {
+		for _, have := range lines {
+			if have.section == l.section && have.id == l.id {
+				return
+			}
+		}
+		l.order = len(lines)
+		lines = append(lines, l)
+	}
+	entityValue := map[string]float64{}
+	var entities []*graph.EntityNode
+	for rank, h := range res.Facts {
+		if !bears(h.Fact.Fact, h.Source.Name, h.Target.Name) {
+			continue
+		}
 		text := graph.CleanText(h.Fact.Fact, 400)
 		if text == "" {
 			text = h.Source.Name + " " + h.Fact.Name + " " + h.Target.Name
 		}
-		lists[sectionFacts] = append(lists[sectionFacts], contextLine{sectionFacts, h.Fact.UUID,
-			"- " + text + " (" + h.Fact.TimeInWords() + ")"})
+		add(contextLine{section: sectionFacts, id: h.Fact.UUID, text: "- " + text + " (" + h.Fact.TimeInWords() + ")", value: rankValue(rank)})
+		for _, e := range []*graph.EntityNode{h.Source, h.Target} {
+			entities = append(entities, e)
+			entityValue[e.UUID] = max(entityValue[e.UUID], rankValue(rank))
+		}
 	}
-	var entities []*graph.EntityNode
-	for _, h := range res.Facts {
-		entities = append(entities, h.Source, h.Target)
-	}
-	for _, h := range res.Entities {
+	for rank, h := range res.Entities {
 		entities = append(entities, h.Entity)
+		entityValue[h.Entity.UUID] = max(entityValue[h.Entity.UUID], rankValue(rank))
 	}
-	seen := map[string]bool{}
 	for _, e := range entities {
-		if seen[e.UUID] || strings.TrimSpace(e.Summary) == "" {
+		if strings.TrimSpace(e.Summary) == "" || !bears(e.Name) {
 			continue
 		}
-		seen[e.UUID] = true
 		name := e.Name
 		if e.Type != "" {
 			name += " (" + e.Type + ")"
 		}
-		lists[sectionEntities] = append(lists[sectionEntities], contextLine{sectionEntities, e.UUID,
-			"- " + name + ": " + shorten(graph.CleanText(e.Summary, 4*entityLineRunes), entityLineRunes)})
+		add(contextLine{section: sectionEntities, id: e.UUID, value: entityValue[e.UUID],
+			text: "- " + name + ": " + shorten(graph.CleanText(e.Summary, 4*entityLineRunes), entityLineRunes)})
 	}
-	for _, h := range res.Episodes {
-		e := h.Episode
-		lists[sectionMemories] = append(lists[sectionMemories], contextLine{sectionMemories, e.UUID,
-			"- " + e.ValidAt.UTC().Format("2 January 2006") + ": " +
-				shorten(graph.CleanText(memoryText(e), 4*memoryLineRunes), memoryLineRunes)})
+	memory := func(e *graph.Episode, value float64) {
+		add(contextLine{section: sectionMemories, id: e.UUID, value: value, at: e.ValidAt, text: "- " + e.ValidAt.UTC().Format("2 January 2006") + ": " +
+			shorten(graph.CleanText(graph.AnnotateTimes(memoryText(e), e.ValidAt), 4*memoryLineRunes), memoryLineRunes)})
 	}
-
-	var chosen []contextLine
-	used, missed := 0, 0 // missed: lines in a row that did not fit
-	opened := [3]bool{}
-	take := func(l contextLine) {
-		cost := tok.Count(l.text + "\n")
-		if !opened[l.section] {
-			cost += tok.Count(headers[l.section]+"\n") + 1 // and the blank line before it
-		}
-		if used+cost > budget {
-			missed++
-			return
-		}
-		used, missed = used+cost, 0
-		opened[l.section] = true
-		chosen = append(chosen, l)
+	for rank, h := range res.Episodes {
+		memory(h.Episode, rankValue(rank))
 	}
-	// Counting is most of the work: once the block is full (a few lines in a row did
-	// not fit, or less than a short line is left) the rest are not counted.
-	full := func() bool { return budget-used < minLineTokens || missed >= maxMissed }
-	quota := [3]int{3, 1, 1}
-	for next := [3]int{}; !full() && (next[0] < len(lists[0]) || next[1] < len(lists[1]) || next[2] < len(lists[2])); {
-		for sec, n := range quota {
-			for k := 0; k < n && next[sec] < len(lists[sec]); k++ {
-				take(lists[sec][next[sec]])
-				next[sec]++
+	for rank, h := range res.Episodes[:min(len(res.Episodes), neighbourHits)] {
+		for _, e := range around[h.Episode.UUID] {
+			if e != nil {
+				memory(e, rankValue(rank)/2)
 			}
 		}
 	}
+
+	// Best value per token first; the first of equals in rank order.
+	cost := make([]int, len(lines))
+	for i, l := range lines {
+		cost[i] = tok.Count(l.text + "\n")
+	}
+	byValue := make([]int, len(lines))
+	for i := range byValue {
+		byValue[i] = i
+	}
+	density := func(i int) float64 { return lines[i].value / float64(max(cost[i], minValueTokens)) }
+	slices.SortStableFunc(byValue, func(a, b int) int { return cmp.Compare(density(b), density(a)) })
+	var chosen []int // in the order chosen
+	used := 0
+	opened := [3]bool{}
+	for _, i := range byValue {
+		if budget-used < minLineTokens {
+			break // full: the rest are not counted
+		}
+		c := cost[i]
+		if !opened[lines[i].section] {
+			c += tok.Count(headers[lines[i].section]+"\n") + 1 // and the blank line before it
+		}
+		if used+c > budget {
+			continue
+		}
+		used += c
+		opened[lines[i].section] = true
+		chosen = append(chosen, i)
+	}
 	out := &TurnContext{Tokenizer: tok.Name, Facts: []string{}, Entities: []string{}, Episodes: []string{}}
 	for {
-		out.Text = layout(headers, chosen)
+		out.Text = layout(headers, lines, chosen)
 		out.Tokens = tok.Count(out.Text)
 		if out.Tokens <= budget || len(chosen) == 0 {
 			break
 		}
-		chosen = chosen[:len(chosen)-1]
+		chosen = chosen[:len(chosen)-1] // the least valuable
 	}
-	for _, l := range chosen {
+	for _, l := range placed(lines, chosen) {
 		ids := [3]*[]string{&out.Facts, &out.Entities, &out.Episodes}[l.section]
 		*ids = append(*ids, l.id)
 	}
 	return out
 }
 
+// placed are the chosen lines in the order a block lays them out: by section, facts
+// and entities in rank order, memories in the order they happened.
+func placed(lines []contextLine, chosen []int) []contextLine {
+	out := make([]contextLine, len(chosen))
+	for i, c := range chosen {
+		out[i] = lines[c]
+	}
+	slices.SortStableFunc(out, func(a, b contextLine) int {
+		if a.section != b.section {
+			return cmp.Compare(a.section, b.section)
+		}
+		if a.section == sectionMemories && !a.at.Equal(b.at) {
+			return a.at.Compare(b.at)
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	return out
+}
+
 // layout is the text of the chosen lines: each section that has one, under its
-// header, its lines in rank order, sections apart by a blank line.
-func layout(headers [3]string, chosen []contextLine) string {
+// header, its lines placed, sections apart by a blank line.
+func layout(headers [3]string, lines []contextLine, chosen []int) string {
 	var sections []string
 	for sec, header := range headers {
-		lines := []string{header}
-		for _, l := range chosen {
+		text := []string{header}
+		for _, l := range placed(lines, chosen) {
 			if l.section == sec {
-				lines = append(lines, l.text)
+				text = append(text, l.text)
 			}
 		}
-		if len(lines) > 1 {
-			sections = append(sections, strings.Join(lines, "\n"))
+		if len(text) > 1 {
+			sections = append(sections, strings.Join(text, "\n"))
 		}
 	}
 	return strings.Join(sections, "\n\n")
@@ -317,7 +411,7 @@ func memoryText(e *graph.Episode) string {
 	for i, m := range e.Messages {
 		who := m.Role
 		if m.Name != "" {
-			who = m.Name + " (" + m.Role + ")"
+			who = m.Name // the speaker, by name
 		}
 		content := withoutLongJSON(m.Content, true)
 		if toolOutput(m.Role) {

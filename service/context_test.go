@@ -68,11 +68,11 @@ func TestContext_NeverOverBudget(t *testing.T) {
 		for seed := range uint64(24) {
 			res := history(seed)
 			for _, budget := range budgets {
-				tc := buildContext(res, tok, budget, nil)
+				tc := buildContext(res, nil, "", tok, budget, nil)
 				if n := tok.Count(tc.Text); n > budget || n != tc.Tokens {
 					t.Fatalf("%s, history %d, budget %d: %d tokens (reported %d)", name, seed, budget, n, tc.Tokens)
 				}
-				if again := buildContext(res, tok, budget, nil); again.Text != tc.Text || !slices.Equal(again.Facts, tc.Facts) {
+				if again := buildContext(res, nil, "", tok, budget, nil); again.Text != tc.Text || !slices.Equal(again.Facts, tc.Facts) {
 					t.Fatalf("%s, history %d, budget %d: two blocks for the same findings", name, seed, budget)
 				}
 				found := findings(res)
@@ -134,7 +134,7 @@ func TestContext_Lines(t *testing.T) {
 				{Role: "tool", Content: `{"secret_tool_payload": "sunny"}`}, {Role: "assistant", Content: "It is sunny."}}}}},
 	}
 	tok, _ := NewTokenizer(DefaultTokenizer)
-	got := buildContext(res, tok, 1000, nil).Text
+	got := buildContext(res, nil, "", tok, 1000, nil).Text
 	for _, want := range []string{
 		"- Alice works at Globex. (since March 2024)",
 		"- Alice lives in Lisbon. (start unknown)",
@@ -202,5 +202,64 @@ func TestContext_LongJSONWindow(t *testing.T) {
 	long := "Result: " + `{"rows": [` + strings.Repeat(`{"id": 1, "name": "widget"},`, 2000) + `{"id": 0}]} done`
 	if got := withoutLongJSON(long, true); !strings.HasPrefix(got, "Result: [JSON, ") || strings.Contains(got, "widget") {
 		t.Errorf("JSON longer than the window: %.80q", got)
+	}
+}
+
+// A block fills its budget when search found more than it holds (at least 90% of it),
+// best value per token first, without going over; takes the turns around the best
+// memories when they earn their tokens; shows memories in the order they happened,
+// with who said them and their relative times resolved; and leaves out facts and
+// entity summaries that do not bear on the query.
+func TestContext_FillsItsBudget(t *testing.T) {
+	tok, _ := NewTokenizer(DefaultTokenizer)
+	day := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	turn := func(i int, text string) *graph.Episode {
+		return &graph.Episode{UUID: fmt.Sprintf("m%03d", i), ValidAt: day.AddDate(0, 0, i),
+			Messages: []graph.Message{{Role: "user", Name: []string{"Caroline", "Melanie"}[i%2], Content: text}}}
+	}
+	res := &SearchResult{}
+	for i := range 80 {
+		res.Episodes = append(res.Episodes, graph.ScoredEpisode{Episode: turn(80-i, fmt.Sprintf(
+			"I painted a sunrise at the lake %d times yesterday, and the colours were%s.", i, strings.Repeat(" very", i%7))),
+			Score: 1 / float64(61+i)})
+	}
+	alice := &graph.EntityNode{UUID: "alice", Name: "Alice", Summary: "Alice paints."}
+	bob := &graph.EntityNode{UUID: "bob", Name: "Bob", Summary: "Bob sails."}
+	res.Facts = []graph.FactHit{
+		{Fact: &graph.Fact{UUID: "f-paint", Fact: "Alice paints sunrises."}, Source: alice, Target: bob, Score: 2 / 61.0},
+		{Fact: &graph.Fact{UUID: "f-sail", Fact: "Bob sails on weekends."}, Source: bob, Target: bob, Score: 2 / 61.0},
+	}
+	around := map[string][2]*graph.Episode{"m080": {turn(200, "Wow, what colours did you use?"), nil}}
+	for _, budget := range []int{300, 1000, 2000} {
+		tc := buildContext(res, around, "When did Alice paint a sunrise?", tok, budget, nil)
+		if tc.Tokens > budget || tc.Tokens < budget*9/10 {
+			t.Errorf("budget %d: %d tokens, want at least 90%% of it and never more", budget, tc.Tokens)
+		}
+		if again := buildContext(res, around, "When did Alice paint a sunrise?", tok, budget, nil); again.Text != tc.Text {
+			t.Errorf("budget %d: two blocks for the same findings", budget)
+		}
+		if !slices.Contains(tc.Facts, "f-paint") || slices.Contains(tc.Facts, "f-sail") || slices.Contains(tc.Entities, "bob") {
+			t.Errorf("budget %d: facts %v, entities %v: want the fact about Alice's painting alone, no Bob", budget, tc.Facts, tc.Entities)
+		}
+		if !slices.Contains(tc.Episodes, "m200") {
+			t.Errorf("budget %d: the turn after the best memory is left out:\n%s", budget, tc.Text)
+		}
+		// In the order they happened: the block's dates ascend.
+		var last time.Time
+		for _, line := range strings.Split(tc.Text, "\n") {
+			date, _, ok := strings.Cut(strings.TrimPrefix(line, "- "), ": ")
+			at, err := time.Parse("2 January 2006", date)
+			if !ok || err != nil {
+				continue
+			}
+			if at.Before(last) {
+				t.Errorf("budget %d: memories out of order at %q", budget, line)
+			}
+			last = at
+		}
+	}
+	tc := buildContext(res, around, "sunrise", tok, 1000, nil)
+	if !strings.Contains(tc.Text, "- 27 July 2023: Caroline: I painted a sunrise at the lake 0 times yesterday (26 July 2023), and") {
+		t.Errorf("a memory's line lacks its date, speaker or resolved time:\n%s", tc.Text)
 	}
 }

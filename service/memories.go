@@ -282,6 +282,7 @@ func (s *Service) prepare(ctx context.Context, c Call, m *NewMemory, idemKey str
 		}
 	}
 	e := s.newEpisode(c, m, d.Space, content, created)
+	s.embedUnextracted(ctx, e)
 	e.VisibilityRule = rule
 	if idemKey != "" {
 		e.IdempotencyKey = idempotencyKey(c, idemKey)
@@ -363,6 +364,21 @@ func (s *Service) newEpisode(c Call, m *NewMemory, space graph.Space, content st
 		ContentAgent: contentAgent(c, m.AgentID), AuthorizedAt: c.ResolvedAt, Unextracted: m.NoExtraction,
 		ExtractionInstructions: m.ExtractionInstructions,
 	}
+}
+
+// embedUnextracted embeds the content of a memory stored without extraction, which no
+// extraction will embed, so that search ranks it by meaning as it ranks the others.
+// Without an embedder, or when it fails (logged), the memory is ranked by its words.
+func (s *Service) embedUnextracted(ctx context.Context, e *graph.Episode) {
+	if !e.Unextracted || s.Embedder == nil {
+		return
+	}
+	v, err := s.Embedder.Embed(ctx, []string{graph.CleanText(e.Content, graph.EmbedTextBytes)})
+	if err != nil || len(v) != 1 {
+		s.Log.WarnContext(ctx, "a memory stored without extraction is not embedded: search ranks it by its words", "err", err)
+		return
+	}
+	e.Embedding = v[0]
 }
 
 // contentAgent is the content_agent of what c writes for agent: the agent, when c
@@ -585,11 +601,13 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *gr
 	if err != nil {
 		return nil, err
 	}
-	var sources map[string]*graph.Episode
+	var sources *lineage
 	if original.GroupID == c.P.Org.Private(original.AgentID).GroupID() {
-		if sources, err = s.sources(ctx, c, original); err != nil {
+		l, err := s.sources(ctx, c, original)
+		if err != nil {
 			return nil, err
 		}
+		sources = &l
 	}
 	promotable := func(e *graph.Episode) string {
 		if d := s.Auth.Promote(c.P, e.Space(), to); d.Effect != access.Allow {
@@ -611,7 +629,7 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *gr
 			return nil, nil, forbid(e.UUID, to.GroupID(), reason)
 		}
 		if sources != nil {
-			if reason := sourcesAllow(e, sources, promotable); reason != "" {
+			if reason := sourcesAllow(e, *sources, promotable); reason != "" {
 				return nil, nil, forbid(e.UUID, to.GroupID(), reason)
 			}
 		}

@@ -116,10 +116,6 @@ func (s *Service) Resolve(ctx context.Context, host access.Host, org, requester 
 	}
 	host = inOrg
 	refused := Call{P: access.Principal{Org: host.Org, ID: requester, Host: host, Asserted: asserted}, RequestID: requestID}
-	if graph.IsPseudonym(requester) {
-		return Call{}, s.denyAs(ctx, refused, graph.AuditRequesterDenied, "", "",
-			"requester ids starting with "+graph.PseudonymPrefix+" are the pseudonyms of erased requesters: no credential acts for one")
-	}
 	if !host.MayName(requester) {
 		return Call{}, s.denyAs(ctx, refused, graph.AuditRequesterDenied, "", "", "this host may not act for requester "+requester)
 	}

@@ -51,7 +51,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 	// A derived memory's move out of its agent's private space, where it was written,
 	// is judged against its sources (sourcesAllow), read before the update's
 	// transaction when the patch may move it.
-	var sources map[string]*graph.Episode
+	var sources lineage
 	if p.Given["visibility"] || p.Given["team"] {
 		e, err := s.Mem.GetEpisode(ctx, id, vis)
 		if err != nil {
@@ -135,6 +135,8 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 			next.TraceParent = e.TraceParent
 		} else if next.Status == graph.StatusQueued {
 			next.TraceParent = traceParent(ctx) // extracted again: for this update
+		} else {
+			s.embedUnextracted(ctx, next) // not extracted: embedded here
 		}
 		// A new public text counts against the quota as a new public memory does.
 		if space.Kind == graph.SpacePublic && (space.GroupID() != e.GroupID || content != e.Content) {

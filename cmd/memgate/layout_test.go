@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"webhook":                           {"graph", "service"},
 	"client":                            {},
 	"scripts/report":                    {},
-	"eval":                              {"client", "extract"},
+	"eval":                              {"client", "extract", "graph", "service"},
 }
 
 // otelAPI is the part of OpenTelemetry a package may import: the API, never the SDK,

@@ -59,7 +59,7 @@ type DB struct {
 	tracer    trace.Tracer
 	spanAttrs []attribute.KeyValue
 	finishes  *batch.Batcher[finish, bool] // webhook attempts recorded together
-	server    server                       // the Neo4j's version and vector plans (vplan.go)
+	server    server                       // the Neo4j's version (server.go)
 	firsts    firstRuns                    // the first run of a query that plans slowly goes alone (plans.go)
 }
 
@@ -87,7 +87,7 @@ func (db *DB) observe(name string, start time.Time) {
 // queryNames lists every query file this package runs; Open fails when one is missing.
 var queryNames = []string{
 	"schema_version_get", "schema_version_set", "schema_vector_dimensions", "schema_episode_index", "server_version",
-	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search",
+	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search", "episode_search_vector", "episode_neighbours",
 	"episode_delete", "episode_expired", "episode_expire_lock",
 	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",
 	"audit_create", "audit_list",
@@ -101,7 +101,7 @@ var queryNames = []string{
 	"episode_claim", "episode_lease_check", "episode_lease_renew", "episode_release", "episode_return",
 	"episode_requeue", "queue_depth", "entity_neighbourhood", "episode_usage",
 	"graph_save", "entity_summary_sources", "entity_summary_set", "episode_context_users", "episode_requeue_context_users",
-	"search_small", "fact_search_text", "fact_search_vector", "fact_search_vector_filtered", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
+	"search_small", "fact_search_text", "fact_search_vector", "entity_search_text", "entity_search_vector", "graph_expand", "graph_search",
 	"fact_get", "entity_get", "fact_list", "entity_list",
 	"conflict_list", "conflict_lock", "conflict_resolve", "conflict_prune",
 	"requester_agents", "requester_erase_lock", "requester_erasure", "requester_pseudonymize", "requester_erase",

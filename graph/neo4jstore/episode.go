@@ -7,7 +7,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
 )
 
@@ -82,6 +81,9 @@ func episodeProps(e *graph.Episode) map[string]any {
 	if e.TraceParent != "" {
 		p["traceparent"] = e.TraceParent
 	}
+	if len(e.Embedding) > 0 {
+		p["content_embedding"] = floats(e.Embedding)
+	}
 	return p
 }
 
@@ -105,6 +107,11 @@ func updateProps(e *graph.Episode, requeue bool) map[string]any {
 	}
 	if requeue {
 		p["lease_owner"], p["lease_expires_at"], p["retry_at"] = nil, nil, nil
+	}
+	if _, embedded := p["content_embedding"]; !embedded && requeue {
+		// The embedding of the content it had goes with it: extraction embeds the new,
+		// or the update did (Episode.Embedding).
+		p["content_embedding"] = nil
 	}
 	return p
 }
@@ -164,7 +171,7 @@ func floatOf(v any) float64 {
 // fact_terms, name_terms): each word once per occurrence with a space on both sides,
 // so the queries count a term by the occurrences of ' term '.
 func terms(text string) string {
-	return " " + strings.Join(cypher.Words(text), "  ") + " "
+	return " " + strings.Join(graph.Words(text), "  ") + " "
 }
 
 func episodeFromNode(n neo4j.Node) *graph.Episode {

@@ -17,6 +17,16 @@ type erasing struct {
 	agents        []string
 }
 
+// agentPseudonyms are the pseudonyms of the requester's agents, as the query map
+// $agent_pseudonyms takes them.
+func agentPseudonyms(e erasing) map[string]any {
+	out := map[string]any{}
+	for a, p := range graph.AgentPseudonyms(e.pseudonym, e.agents) {
+		out[a] = p
+	}
+	return out
+}
+
 func (e erasing) params() map[string]any {
 	groups := []string{}
 	for _, a := range e.agents {
@@ -27,7 +37,7 @@ func (e erasing) params() map[string]any {
 		"org": string(e.org), "org_prefix": e.org.Prefix(), "id": e.id, "pseudonym": e.pseudonym,
 		"group_ids": append(groups, shared), "shared": shared, "shared_pseudonym": e.org.Shared(e.pseudonym).GroupID(),
 		"jwt_host": jwtHost(e.org, e.id), "jwt_pseudonym": jwtHost(e.org, e.pseudonym),
-		"system": e.org.System().GroupID(), "agents": nonNil(e.agents),
+		"system": e.org.System().GroupID(), "agents": nonNil(e.agents), "agent_pseudonyms": agentPseudonyms(e),
 	}
 }
 

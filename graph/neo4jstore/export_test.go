@@ -113,13 +113,6 @@ func (db *DB) NeighbourhoodsPlan(ctx context.Context, qs []graph.NeighbourhoodQu
 	return db.neighbourhoods(ctx, qs, limit, exactMax)
 }
 
-// FactsByVectorPlan is FactsByVector with the plan's size limit and the index's first
-// number of candidates given: exactMax 0 always asks the index.
-func (db *DB) FactsByVectorPlan(ctx context.Context, v []float32, vis graph.Visible, limit, exactMax, k int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k, maxCandidates)
-	return factHits(records), err
-}
-
 // EntitiesByTextPlan is EntitiesByText with the size limit of the exact plan given: 0
 // always asks the fulltext index (node_name_and_summary), a number above the visible
 // set always scores its entities' name_terms.
@@ -166,29 +159,6 @@ func (db *DB) ByIdempotencyKey(ctx context.Context, e *graph.Episode) (*graph.Ep
 	return out.(found).e, out.(found).used, nil
 }
 
-// AwaitFilteredIndex waits until fact_group_embedding (013_fact_group_vector, Neo4j
-// 2026.01 and later) is online, then has the store look at the server again, so fact
-// vector search filters inside it from now on; it reports whether it does.
-func (db *DB) AwaitFilteredIndex(ctx context.Context) (bool, error) {
-	if _, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndex('"+filteredIndex+"', 3600)", nil,
-		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
-		return false, err
-	}
-	db.server.next.Store(0)
-	return db.FiltersInIndex(ctx), nil
-}
-
-// FactsInIndex is FactsByVector with the in-index plan forced (fact_search_vector_filtered
-// whatever the visible set's size), each space asked for k candidates first.
-func (db *DB) FactsInIndex(ctx context.Context, v []float32, vis graph.Visible, limit, k int) ([]graph.FactHit, error) {
-	records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, graph.SearchFilter{}, limit, 0, k, maxCandidates)
-	return factHits(records), err
-}
-
-// FilteredCandidates is the number of candidates the in-index plan asks each space for
-// first.
-func FilteredCandidates(limit int) int { return filteredCandidates(limit) }
-
 // SealToken makes a consistency token of marks for scope with the deployment's key,
 // as Token does, for a test to name bookmarks Token would not.
 func (db *DB) SealToken(ctx context.Context, marks []string, scope string) (string, error) {
@@ -222,23 +192,5 @@ func (db *DB) TokenBookmarks(ctx context.Context, token, scope string) ([]string
 	return marks, json.Unmarshal(payload, &marks)
 }
 
-// EntitiesByVectorPlan is EntitiesByVector with the plan's size limit given: exactMax
-// 0 always asks the index.
-func (db *DB) EntitiesByVectorPlan(ctx context.Context, v []float32, vis graph.Visible, limit, exactMax int) ([]graph.EntityHit, error) {
-	k := entityCandidates(limit)
-	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, graph.SearchFilter{}, limit, exactMax, k, k)
-	return entityHits(records), err
-}
-
-// ExactVectorMax is the size limit of the exact vector plan memgate uses.
-const ExactVectorMax = exactVectorMax
-
 // StoreError is storeError, for the classification test.
 func StoreError(err error) error { return (&DB{}).storeError("q", err) }
-
-// FilteredSince is the oldest Neo4j that filters inside a vector index.
-const FilteredSince = filteredSince
-
-// ExactFilteredMax is the exact plan's limit where fact vector search filters inside
-// the index.
-const ExactFilteredMax = exactFilteredMax

@@ -192,6 +192,32 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	if err != nil {
 		return nil, err
 	}
+	return scoredEpisodes(records), nil
+}
+
+func (db *DB) EpisodeNeighbours(ctx context.Context, ids []string, vis graph.Visible) (map[string][2]*graph.Episode, error) {
+	if err := enumerated(vis); err != nil {
+		return nil, err
+	}
+	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_neighbours", visParams(vis, map[string]any{"uuids": nonNil(ids)}))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][2]*graph.Episode{}
+	for _, r := range records {
+		var pair [2]*graph.Episode
+		for i, v := range r.Values[1:3] {
+			if n, ok := v.(neo4j.Node); ok {
+				pair[i] = episodeFromNode(n)
+			}
+		}
+		out[str(r.Values[0])] = pair
+	}
+	return out, nil
+}
+
+// scoredEpisodes reads the rows (episode, score) of an episode search, best first.
+func scoredEpisodes(records []*neo4j.Record) []graph.ScoredEpisode {
 	out := make([]graph.ScoredEpisode, 0, len(records))
 	for _, r := range records {
 		if r.Values[0] == nil {
@@ -201,7 +227,7 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 		out = append(out, graph.ScoredEpisode{Episode: episodeFromNode(r.Values[0].(neo4j.Node)), Score: score})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out, nil
+	return out
 }
 
 func (db *DB) DeleteEpisode(ctx context.Context, id string, vis graph.Visible, authorize func(*graph.Episode) (*graph.AuditEvent, error)) error {

@@ -238,7 +238,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			}
 			// group_id: the space whose next episode the save makes claimable (queuedIn).
 			done = append(done, map[string]any{"uuid": w.Episode.UUID, "group_id": w.Episode.GroupID, "entity_edges": edges,
-				"context": nonNil(w.Context), "cost": costProps(w.Cost)})
+				"context": nonNil(w.Context), "cost": costProps(w.Cost), "embedding": floats(w.Embedding)})
 		}
 		if len(done) == 0 && len(charged) == 0 {
 			return nil, nil
@@ -296,7 +296,7 @@ func (db *DB) neighbourhoods(ctx context.Context, qs []graph.NeighbourhoodQuery,
 			if t := cypher.LuceneTerms(n); t != "" {
 				lucene = append(lucene, "name:("+t+")") // names only; summaries would add noise
 			}
-			words = append(words, cypher.Words(n)...)
+			words = append(words, graph.Words(n)...)
 		}
 		queries[i] = map[string]any{"group_id": q.GroupID, "lower_names": lower, "terms": lucene,
 			"words": distinct(words, 64)}

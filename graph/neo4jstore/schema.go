@@ -14,14 +14,12 @@ import (
 
 // Migrate applies every schema statement (each is idempotent), fills in what older
 // versions did not record (authorship_backfill, org_backfill), and records the schema
-// version. A migration that requires a later Neo4j than the server's
-// (013_fact_group_vector: 2026.01) is skipped and its version recorded all the same
-// (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run
+// version. A migration that requires a later Neo4j than the server's is skipped and its
+// version recorded all the same (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run
 // when an existing vector index was built for another size, since mixing sizes would
 // break every vector search, and rebuilds one built quantized or with other HNSW
 // settings (see 003_vector). It rebuilds an episode_content fulltext index that is not
-// eventually consistent, and then waits until it is online (001_graphiti). Last it
-// looks at which vector plans the server allows (vplan.go).
+// eventually consistent, and then waits until it is online (001_graphiti).
 func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 	migrations, err := cypher.Migrations()
 	if err != nil {
@@ -108,9 +106,6 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 		return err
 	}
 	db.log.InfoContext(ctx, "schema applied", "schema_version", version, "vector_dimensions", dimensions, "neo4j_version", server)
-	db.server.mu.Lock()
-	db.lookAtServer(ctx)
-	db.server.mu.Unlock()
 	return nil
 }
 

@@ -14,54 +14,11 @@ import (
 // exactSearchMax of them, else asks the fulltext index for every visible item holding
 // one of the query's words (see episode_search.cypher); both score by BM25 over the
 // visible set alone. BenchmarkEpisodeSearch measures both plans, and 300 is about
-// where they cost the same on its corpus.
-//
-// Vector search computes exact cosine over the visible items of a kind (facts, or
-// entities) when there are at most exactVectorMax of them, counted in the query from
-// the group_id index; above that it asks the vector index for candidates (its score is
-// the exact cosine: the index is not quantized, see 003_vector) and keeps the visible
-// ones. The crossover is measured, not guessed: BenchmarkVectorPlans times both plans
-// forced, side by side, for requesters seeing 100 to 25,000 of 50,000 generated facts
-// (BENCHMARKS.md, "Where the vector index becomes cheaper"). Exact cosine costs in
-// proportion to the set (Neo4j reads a 256-float embedding per item); the index plan
-// costs about the same whatever the set, since a set of a few percent of the graph
-// makes it widen to thousands of candidates. p50 exact / index, two runs on 2 shared
-// cores (load 8-16, then 27-34): facts, 2,500 visible 47.8 / 77.5 and 152.0 / 155.3 ms,
-// 4,000 visible 305.7 / 205.5 ms, 5,000 visible 192.7 / 140.6 ms (first run);
-// entities, 1,239 visible 22.8 / 74.4 and 46.9 / 91.8 ms, 1,903 visible 145.0 / 130.1
-// ms, 2,376 visible 84.8 / 158.0 ms. The index plan became cheaper between 2,500 and
-// 4,000 facts, and near 2,000-2,400 entities, where exact cosine still has the better
-// recall (the entity index, asked once below, found 0.84 of the exact top ten at 1,903
-// and 2,376 entities, 0.19-0.69 for smaller sets): one limit of 2,500 for both kinds.
-//
-// Facts: the index's search is approximate, and among thousands of near-equal facts
-// ("... lives in Lisbon.") it misses some of the exact top ten unless asked for many;
-// on the benchmark's one-space shape recall@10 was 0.895, 0.940 and 0.990 for 100, 200
-// and 400 candidates while the index was in many small segments (far less once merged
-// into one with the hashing embedder's vectors, see 003_vector; 1.000 at 400 with a
-// sentence model's), so it is asked for 40 per hit wanted, and for eight times
-// as many, up to maxCandidates, while the group filter leaves fewer than the limit.
-//
-// On Neo4j 2026.01 and later fact vector search filters inside a vector index above
-// 300 visible facts instead (vplan.go); the rest stays as here.
-//
-// Entities are asked for 10 per hit wanted, once. The same names recur in many spaces
-// ("Lisbon" in a thousand agents' memories) and one name is one vector, so the
-// nearest entities may all be other spaces' copies of a name the query contains,
-// which the entity fulltext method finds anyway. On the one-space shape, where the
-// other shape's thousand agents share the index, the share of the exact top ten found
-// was 0.71, 0.77, 0.78 and 0.78 for 50, 100, 200 and 400 candidates, and asking for
-// thousands more until ten visible ones came back made entity vector search's p99
-// 92 ms instead of 24.
-const (
-	exactSearchMax = 300
-	exactVectorMax = 2500
-	maxCandidates  = 4096
-)
-
-func factCandidates(limit int) int { return max(40*limit, 400) }
-
-func entityCandidates(limit int) int { return max(10*limit, 100) }
+// where they cost the same on its corpus. Vector search compares the visible items'
+// vectors with the query's itself, whatever their number (fact_search_vector.cypher):
+// a vector index's nearest neighbours are chosen among every space's items, so which
+// visible ones it returns would depend on what the requester cannot read.
+const exactSearchMax = 300
 
 // searchParams are the parameters every search query takes: the visible set, the
 // limit and the filters of _fact_filter and _entity_filter.
@@ -131,38 +88,13 @@ var textFields = map[string][]string{
 // words BM25 counts over the visible set (_bm25), which scores at most exactMax
 // visible items itself. No records when the text has no word.
 func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]*neo4j.Record, error) {
-	words := distinct(cypher.Words(text), 64)
+	words := graph.QueryWords(text)
 	if err := enumerated(vis); err != nil || len(words) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
 	params := searchParams(vis, f, limit, map[string]any{"query": cypher.LuceneWords(textFields[name], words, vis.GroupIDs),
 		"words": textParam(words), "exact_max": int64(exactMax)})
 	return db.run(ctx, neo4j.AccessModeRead, name, params)
-}
-
-// widening runs a search query whose index plan keeps the visible ones among k
-// candidates, first with k as given, then eight times as many while it leaves fewer
-// than limit hits, until ask(k), which sets the query's parameters for k, says k
-// was the last. The query returns one row with null items when it finds nothing,
-// and indexed, true when it asked the index.
-func (db *DB) widening(ctx context.Context, name string, params map[string]any, limit, k int, ask func(k int) (last bool)) ([]*neo4j.Record, error) {
-	for ; ; k *= 8 {
-		last := ask(k)
-		records, err := db.run(ctx, neo4j.AccessModeRead, name, params)
-		if err != nil {
-			return nil, err
-		}
-		hits := 0
-		for _, r := range records {
-			if r.Values[0] != nil {
-				hits++
-			}
-		}
-		indexed, _ := records[0].Get("indexed")
-		if hits >= limit || indexed != true || last {
-			return records, nil
-		}
-	}
 }
 
 // distinct returns the first n different strings of s, in order.
@@ -188,47 +120,34 @@ func (db *DB) EntitiesByText(ctx context.Context, text string, vis graph.Visible
 	return entityHits(records), err
 }
 
-// FactsByVector runs fact_search_vector, or on a server that filters inside the index
-// fact_search_vector_filtered (vplan.go), and fact_search_vector when that fails for
-// any reason but an unavailable database.
 func (db *DB) FactsByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.FactHit, error) {
-	if db.FiltersInIndex(ctx) {
-		records, err := db.vectorSearch(ctx, factFilteredQuery, v, vis, f, limit, exactFilteredMax, filteredCandidates(limit), maxCandidates)
-		if err == nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
-			return factHits(records), err
-		}
-		db.unfiltered(ctx, err)
-	}
-	records, err := db.vectorSearch(ctx, factVectorQuery, v, vis, f, limit, exactVectorMax, factCandidates(limit), maxCandidates)
+	records, err := db.vectorSearch(ctx, "fact_search_vector", v, vis, f, limit)
 	return factHits(records), err
 }
 
+func (db *DB) EpisodesByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.ScoredEpisode, error) {
+	records, err := db.vectorSearch(ctx, "episode_search_vector", v, vis, f, limit)
+	return scoredEpisodes(records), err
+}
+
 func (db *DB) EntitiesByVector(ctx context.Context, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]graph.EntityHit, error) {
-	k := entityCandidates(limit)
-	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit, exactVectorMax, k, k)
+	records, err := db.vectorSearch(ctx, "entity_search_vector", v, vis, f, limit)
 	return entityHits(records), err
 }
 
-// vectorSearch runs a vector query: exact cosine over at most exactMax visible items,
-// else the index asked for k candidates, and for more, up to maxK, while the group
-// filter leaves fewer than limit of them.
-func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter,
-	limit, exactMax, k, maxK int) ([]*neo4j.Record, error) {
+// vectorSearch runs a vector query: exact cosine over the visible items.
+func (db *DB) vectorSearch(ctx context.Context, name string, v []float32, vis graph.Visible, f graph.SearchFilter, limit int) ([]*neo4j.Record, error) {
 	if err := enumerated(vis); err != nil || len(v) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"embedding": floats(v), "exact_max": int64(exactMax)})
-	return db.widening(ctx, name, params, limit, k, func(k int) bool {
-		params["k"] = int64(min(k, maxK))
-		return k >= maxK
-	})
+	return db.run(ctx, neo4j.AccessModeRead, name, searchParams(vis, f, limit, map[string]any{"embedding": floats(v)}))
 }
 
 func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visible, f graph.SearchFilter, limit int) (*graph.Found, error) {
 	if err := enumerated(vis); err != nil || len(vis.GroupIDs) == 0 {
 		return &graph.Found{}, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"words": textParam(distinct(cypher.Words(q.Text), 64)),
+	params := searchParams(vis, f, limit, map[string]any{"words": textParam(graph.QueryWords(q.Text)),
 		"embedding": nil, "exact_max": int64(exactSearchMax),
 		"facts": q.Facts, "entities": q.Entities, "episodes": q.Episodes})
 	if v := floats(q.Vector); v != nil { // a typed nil would reach Neo4j as an empty list
@@ -255,9 +174,13 @@ func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visi
 		}
 		out.Entities = append(out.Entities, hits)
 	}
-	for _, x := range anyList(row[4]) {
-		v := anyList(x)
-		out.Episodes = append(out.Episodes, graph.ScoredEpisode{Episode: episodeFromNode(v[0].(neo4j.Node)), Score: v[1].(float64)})
+	for _, list := range row[4:6] {
+		var hits []graph.ScoredEpisode
+		for _, x := range anyList(list) {
+			v := anyList(x)
+			hits = append(hits, graph.ScoredEpisode{Episode: episodeFromNode(v[0].(neo4j.Node)), Score: v[1].(float64)})
+		}
+		out.Episodes = append(out.Episodes, hits)
 	}
 	return out, nil
 }

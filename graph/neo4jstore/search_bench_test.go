@@ -296,13 +296,6 @@ func BenchmarkHybridSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// On Neo4j 2026 and later, in-index filtering is measured beside memgate's plans.
-	inIndex := !strings.HasPrefix(version, "5.")
-	if inIndex {
-		if on, err := db.AwaitFilteredIndex(ctx); err != nil || !on {
-			b.Fatalf("fact_group_embedding is not searched on Neo4j %s: %v", version, err)
-		}
-	}
 	b.Logf("Neo4j %s", version)
 	w := newWorld(uuid.NewString()[:8])
 	requesters := map[string]*searchCorpus{}
@@ -329,7 +322,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 			b.Logf("%d facts written in %v: %d in all", w.total-before, time.Since(start).Round(time.Second), w.total)
 			settled(b)
 			for _, shape := range searchShapes {
-				b.Run(shape.name, func(b *testing.B) { measureSearch(b, db, emb, requesters[shape.name], inIndex) })
+				b.Run(shape.name, func(b *testing.B) { measureSearch(b, db, emb, requesters[shape.name]) })
 			}
 		})
 	}
@@ -372,8 +365,7 @@ func neo4jCPU(b *testing.B, pid string) time.Duration {
 }
 
 // measureSearch measures search by one requester, side by side, then Graphiti's;
-// inIndex adds Neo4j 2026's in-index filtered vector search.
-func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *searchCorpus, inIndex bool) {
+func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *searchCorpus) {
 	ctx := context.Background()
 	ring, _ := access.NewKeyring(nil, nil)
 	srv := httptest.NewServer(handlers.New(handlers.Deps{
@@ -488,24 +480,8 @@ func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *sea
 		}},
 	}
 	byVector := func(v []float32) ([]graph.FactHit, error) { return db.FactsByVector(ctx, v, vis, none, 10) }
-	inIndexed := func(v []float32) ([]graph.FactHit, error) {
-		return db.FactsInIndex(ctx, v, vis, 10, neo4jstore.FilteredCandidates(10))
-	}
-	if inIndex {
-		variants = append(variants, variant{"vector-in-index", func() error {
-			_, v := next()
-			hits, err := inIndexed(v)
-			if err == nil && len(hits) == 0 {
-				err = fmt.Errorf("no hits")
-			}
-			return err
-		}})
-	}
 	sideBySide(b, variants...)
 	b.ReportMetric(recall(b, c, emb, byVector), "recall@10")
-	if inIndex {
-		b.ReportMetric(recall(b, c, emb, inIndexed), "recall@10-in-index")
-	}
 	b.ReportMetric(float64(len(c.facts)), "visible-facts")
 	if b.N > 1 { // Go runs the body once with b.N = 1 before the measured run
 		graphitiSearch(b, c, vectors)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/memgate/memgate/extract"
 	"github.com/memgate/memgate/graph"
-	"github.com/memgate/memgate/graph/neo4jstore"
 	"github.com/memgate/memgate/graph/neo4jstore/neo4jtest"
 )
 
@@ -120,70 +119,83 @@ func TestSearchEpisodes_IndexPlanSeesEachWrite(t *testing.T) {
 	}
 }
 
-// Both plans of fact vector search on the same space: the same facts in the same
-// order, only from the visible set, even when another space holds hundreds of copies
-// of the best match (they fill the index's first candidates, and the search must ask
-// for more until the visible ones are surely among them).
-func TestFactsByVector_BothPlans(t *testing.T) {
+// TestVectorSearch_VisibleOnly: vector search over facts, entities and memories ranks
+// the visible items by their own vectors, whatever other organizations hold: another
+// organization's hundreds of copies of the best fact, of the names and of the memory
+// (the same text, so the same vector, and near ones) change neither what is found
+// nor a score nor a rank, and none of them is found.
+func TestVectorSearch_VisibleOnly(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := context.Background()
 	run := uuid.NewString()[:8]
 	neo4jtest.Forget(t, run)
-	mine, theirs := graph.DefaultOrg.Private("vec-a-"+run), graph.DefaultOrg.Private("vec-b-"+run)
+	acmeOrg, globex := graph.Org("va"+run), graph.Org("vb"+run)
+	mine, theirs := acmeOrg.Private("vec-"+run), globex.Private("vec-"+run)
 	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
 	now := time.Now().UTC()
-	write := func(space graph.Space, texts ...string) {
-		vectors, _ := emb.Embed(ctx, texts)
-		a := &graph.EntityNode{UUID: uuid.NewString(), Name: "Alice", GroupID: space.GroupID(), CreatedAt: now}
-		b := &graph.EntityNode{UUID: uuid.NewString(), Name: "Acme", GroupID: space.GroupID(), CreatedAt: now}
-		var facts []*graph.Fact
-		for i, text := range texts {
-			facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: a.UUID,
-				TargetUUID: b.UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
-				FactEmbedding: vectors[i]})
+	alice, acme := "Alice"+run, "Acme"+run
+	write := func(space graph.Space, copies int, texts ...string) {
+		t.Helper()
+		for n := range copies {
+			vectors, _ := emb.Embed(ctx, append([]string{alice, acme}, texts...))
+			a := &graph.EntityNode{UUID: uuid.NewString(), Name: alice, GroupID: space.GroupID(), CreatedAt: now, NameEmbedding: vectors[0]}
+			b := &graph.EntityNode{UUID: uuid.NewString(), Name: fmt.Sprintf("%s %d", acme, n%3), GroupID: space.GroupID(), CreatedAt: now, NameEmbedding: vectors[1]}
+			var facts []*graph.Fact
+			for i, text := range texts {
+				facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: a.UUID,
+					TargetUUID: b.UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
+					FactEmbedding: vectors[2+i]})
+				e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+					Content: text, CreatedAt: now, ValidAt: now, Status: graph.StatusDone, Name: "vec", Unextracted: true, Embedding: vectors[2+i]}
+				if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+					t.Fatal(res.Err)
+				}
+			}
+			if err := db.SaveGraph(ctx, []*graph.EntityNode{a, b}, facts); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := db.SaveGraph(ctx, []*graph.EntityNode{a, b}, facts); err != nil {
+	}
+	for _, s := range []graph.Space{mine, theirs} {
+		if err := db.CreateAgent(ctx, s.Org, &graph.Agent{ID: s.Agent, OwnerID: "owner-" + run, CreatedAt: now}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Names of this run's own, so that no other test's facts come near the query.
-	alice, acme := "Alice"+run, "Acme"+run
 	best := alice + " works at " + acme + " as an engineer."
-	write(mine, best, alice+" left "+acme+" in March.", alice+" lives in Paris near "+acme+".",
-		acme+" makes rockets; "+alice+" builds them.", alice+" knows Bob from "+acme+".", alice+" plays chess.",
-		"The weather was grey.")
-	copies := make([]string, 300)
-	for i := range copies {
-		copies[i] = best
-	}
-	write(theirs, copies...)
-	// The query shares six words with the best fact and two with the next, so the
-	// hashing embedder's collisions (which move with the run's names) cannot swap them.
+	write(mine, 1, best, alice+" left "+acme+" in March.", alice+" lives in Paris near "+acme+".",
+		acme+" makes rockets; "+alice+" builds them.", "The weather was grey.")
 	q, _ := emb.Embed(ctx, []string{"Where does " + alice + " work as an engineer? At " + acme + "?"})
-	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}}
-
-	exact, err := db.FactsByVectorPlan(ctx, q[0], vis, 5, 1000, 20)
-	if err != nil || len(exact) != 5 {
-		t.Fatalf("exact plan: %d hits, %v", len(exact), err)
-	}
-	index, err := db.FactsByVectorPlan(ctx, q[0], vis, 5, 0, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(index) != len(exact) {
-		t.Fatalf("index plan: %d hits, exact plan %d", len(index), len(exact))
-	}
-	for i := range exact {
-		if index[i].Fact.GroupID != mine.GroupID() {
-			t.Errorf("index plan hit %d from %s, outside the visible set", i, index[i].Fact.GroupID)
+	vis := graph.Visible{GroupIDs: []string{mine.GroupID()}, Org: acmeOrg}
+	ranked := func() string {
+		t.Helper()
+		facts, err1 := db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 5)
+		entities, err2 := db.EntitiesByVector(ctx, q[0], vis, graph.SearchFilter{}, 5)
+		episodes, err3 := db.EpisodesByVector(ctx, q[0], vis, graph.SearchFilter{}, 5)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
 		}
-		if index[i].Fact.UUID != exact[i].Fact.UUID {
-			t.Errorf("hit %d: index plan %q (%.4f), exact plan %q (%.4f)", i, index[i].Fact.Fact, index[i].Score,
-				exact[i].Fact.Fact, exact[i].Score)
+		if len(facts) != 5 || len(entities) != 2 || len(episodes) != 5 {
+			t.Fatalf("%d facts, %d entities, %d memories by vector; want 5, 2 and 5", len(facts), len(entities), len(episodes))
 		}
+		var b strings.Builder
+		for _, h := range facts {
+			fmt.Fprintf(&b, "%s %s %.9f; ", h.Fact.UUID, h.Fact.GroupID, h.Score)
+		}
+		for _, h := range entities {
+			fmt.Fprintf(&b, "%s %s %.9f; ", h.Entity.UUID, h.Entity.GroupID, h.Score)
+		}
+		for _, h := range episodes {
+			fmt.Fprintf(&b, "%s %s %.9f; ", h.Episode.UUID, h.Episode.GroupID, h.Score)
+		}
+		return b.String()
 	}
-	if exact[0].Fact.Fact != best {
-		t.Errorf("best hit %q, want the fact about Alice's work", exact[0].Fact.Fact)
+	before := ranked()
+	if !strings.Contains(before, mine.GroupID()) {
+		t.Fatal("nothing of the visible space found")
+	}
+	write(theirs, 120, best, best, alice+" works at "+acme+".")
+	if after := ranked(); after != before {
+		t.Errorf("vector search ranked %s before another organization wrote near copies, %s after", before, after)
 	}
 }
 
@@ -225,6 +237,11 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 				if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
 					t.Fatal(res.Err)
 				}
+				// The embedding extraction gives it.
+				if err := neo4jtest.Run(neo4jtest.URI(t), `MATCH (e:Episodic {uuid: $id}) SET e.content_embedding = $v`,
+					map[string]any{"id": e.UUID, "v": vectors[len(names)+i]}); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := db.SaveGraph(ctx, entities, facts); err != nil {
@@ -256,7 +273,8 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 		entitiesByText, err3 := db.EntitiesByText(ctx, q, vis, filter, 4)
 		entitiesByVector, err4 := db.EntitiesByVector(ctx, v[0], vis, filter, 4)
 		episodes, err5 := db.SearchEpisodes(ctx, q, vis, filter, 4)
-		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		episodesByVector, err6 := db.EpisodesByVector(ctx, v[0], vis, filter, 4)
+		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 			t.Fatal(err)
 		}
 		type hit struct {
@@ -296,22 +314,24 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 			}
 			return out
 		}
-		var eps []hit
-		for _, h := range got.Episodes {
-			eps = append(eps, hit{h.Episode.UUID, h.Episode.GroupID, h.Score})
+		eps := func(hs []graph.ScoredEpisode) (out []hit) {
+			for _, h := range hs {
+				out = append(out, hit{h.Episode.UUID, h.Episode.GroupID, h.Score})
+			}
+			return out
 		}
-		var wantEps []hit
-		for _, h := range episodes {
-			wantEps = append(wantEps, hit{h.Episode.UUID, h.Episode.GroupID, h.Score})
+		if len(got.Facts) != 2 || len(got.Entities) != 2 || len(got.Episodes) != 2 {
+			t.Fatalf("%d fact lists, %d entity lists, %d episode lists; want 2 each", len(got.Facts), len(got.Entities), len(got.Episodes))
 		}
-		if len(got.Facts) != 2 || len(got.Entities) != 2 {
-			t.Fatalf("%d fact lists, %d entity lists; want 2 each", len(got.Facts), len(got.Entities))
+		if len(episodesByVector) == 0 {
+			t.Fatal("episodes by vector found nothing: the test compares nothing")
 		}
 		same("facts by text", facts(got.Facts[0]), facts(factsByText))
 		same("facts by vector", facts(got.Facts[1]), facts(factsByVector))
 		same("entities by text", entities(got.Entities[0]), entities(entitiesByText))
 		same("entities by vector", entities(got.Entities[1]), entities(entitiesByVector))
-		same("episodes", eps, wantEps)
+		same("episodes by text", eps(got.Episodes[0]), eps(episodes))
+		same("episodes by vector", eps(got.Episodes[1]), eps(episodesByVector))
 	}
 
 	// Kinds not asked for and a missing vector leave their lists empty.
@@ -319,134 +339,13 @@ func TestSearchSmall_SameAsEachMethod(t *testing.T) {
 	if err != nil || got == nil {
 		t.Fatal(got, err)
 	}
-	if len(got.Facts[0]) == 0 || len(got.Facts[1])+len(got.Entities[0])+len(got.Entities[1])+len(got.Episodes) != 0 {
-		t.Errorf("facts by text only: %d, %d fact hits, %d, %d entity hits, %d episodes",
-			len(got.Facts[0]), len(got.Facts[1]), len(got.Entities[0]), len(got.Entities[1]), len(got.Episodes))
+	if len(got.Facts[0]) == 0 || len(got.Facts[1])+len(got.Entities[0])+len(got.Entities[1])+len(got.Episodes[0])+len(got.Episodes[1]) != 0 {
+		t.Errorf("facts by text only: %d, %d fact hits, %d, %d entity hits, %d, %d episodes",
+			len(got.Facts[0]), len(got.Facts[1]), len(got.Entities[0]), len(got.Entities[1]), len(got.Episodes[0]), len(got.Episodes[1]))
 	}
 	// 301 facts are more than it scores exactly: nil, and the methods' own queries answer.
 	if got, err := db.SearchSmall(ctx, all, graph.Visible{GroupIDs: []string{mine.GroupID(), big.GroupID()}}, graph.SearchFilter{}, 4); err != nil || got != nil {
 		t.Errorf("307 visible facts: %+v, %v; want nil", got, err)
-	}
-}
-
-// The vector plan memgate chooses by the size of the visible set gives what exact
-// cosine over the visible set gives (the same hits in the same order, the same
-// scores), for facts and entities, on a small set (the one-query size) and a middle
-// one (above search_small's 300, below the crossover to the index); and neither plan,
-// chosen or forced, returns anything of a decoy space that holds a copy of every
-// visible fact and entity, with the same text and so the same vector.
-func TestVectorPlan_SameAsExact(t *testing.T) {
-	db := neo4jtest.DB(t)
-	ctx := context.Background()
-	run := uuid.NewString()[:8]
-	neo4jtest.Forget(t, run)
-	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
-	alice, acme := "Alice"+run, "Acme"+run
-	write := func(space graph.Space, n int) { saveWorksAt(t, db, run, space, n) }
-	small, middle := graph.DefaultOrg.Private("vplan-s-"+run), graph.DefaultOrg.Private("vplan-m-"+run)
-	decoy := graph.DefaultOrg.Private("vplan-d-" + run)
-	const middleSize = 400
-	if middleSize <= neo4jstore.ExactSearchMax || middleSize >= neo4jstore.ExactVectorMax {
-		t.Fatalf("the middle set (%d facts) must lie between search_small's %d and the crossover %d",
-			middleSize, neo4jstore.ExactSearchMax, neo4jstore.ExactVectorMax)
-	}
-	write(small, 30)
-	write(middle, middleSize)
-	write(decoy, middleSize)
-	q, _ := emb.Embed(ctx, []string{"Where does " + alice + "-17 work? As a nurse at " + acme + "?"})
-
-	for _, set := range []struct {
-		name  string
-		space graph.Space
-	}{{"small", small}, {"middle", middle}} {
-		t.Run(set.name, func(t *testing.T) {
-			vis := graph.Visible{GroupIDs: []string{set.space.GroupID()}}
-			const exact, index = 1 << 30, 0
-			type hit struct {
-				id, group string
-				score     float64
-			}
-			check := func(what string, got, want []hit, sameOrder bool) {
-				t.Helper()
-				if len(want) != 10 || len(got) != len(want) {
-					t.Fatalf("%s: %d hits, exact cosine %d; want 10 each", what, len(got), len(want))
-				}
-				for i := range got {
-					if got[i].group != set.space.GroupID() {
-						t.Errorf("%s: hit %d (%s) from %s, outside the visible set", what, i, got[i].id, got[i].group)
-					}
-					if math.Abs(got[i].score-want[i].score) > 1e-9 || sameOrder && got[i].id != want[i].id {
-						t.Errorf("%s: hit %d is %s (%.6f), exact cosine's %s (%.6f)", what, i, got[i].id, got[i].score, want[i].id, want[i].score)
-					}
-				}
-			}
-			facts := func(hs []graph.FactHit, err error) (out []hit) {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, h := range hs {
-					out = append(out, hit{h.Fact.UUID, h.Fact.GroupID, h.Score})
-				}
-				return out
-			}
-			entities := func(hs []graph.EntityHit, err error) (out []hit) {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, h := range hs {
-					out = append(out, hit{h.Entity.UUID, h.Entity.GroupID, h.Score})
-				}
-				return out
-			}
-			exactFacts := facts(db.FactsByVectorPlan(ctx, q[0], vis, 10, exact, 400))
-			check("facts, memgate's plan", facts(db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), exactFacts, true)
-			// The index plan widens past the decoy's copies to the same scores (ties
-			// may come in another order).
-			check("facts, index plan", facts(db.FactsByVectorPlan(ctx, q[0], vis, 10, index, 400)), exactFacts, false)
-
-			exactEntities := entities(db.EntitiesByVectorPlan(ctx, q[0], vis, 10, exact))
-			check("entities, memgate's plan", entities(db.EntitiesByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)), exactEntities, true)
-			// The entity index is asked once (entityCandidates): the decoy's copies
-			// may crowd visible entities out, but none of them may come back.
-			for i, h := range entities(db.EntitiesByVectorPlan(ctx, q[0], vis, 10, index)) {
-				if h.group != set.space.GroupID() {
-					t.Errorf("entities, index plan: hit %d (%s) from %s, outside the visible set", i, h.id, h.group)
-				}
-			}
-		})
-	}
-}
-
-// saveWorksAt puts n facts "Alice<run>-i works at Acme<run> as ...", each from a person
-// entity of its own, into space, with the hashing embedder's vectors.
-func saveWorksAt(t *testing.T, db *neo4jstore.DB, run string, space graph.Space, n int) {
-	t.Helper()
-	ctx := context.Background()
-	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
-	now := time.Now().UTC()
-	alice, acme := "Alice"+run, "Acme"+run
-	roles := []string{"an engineer", "a nurse", "a designer", "a teacher", "a lawyer"}
-	names, texts := []string{acme}, []string{}
-	for i := range n {
-		names = append(names, fmt.Sprintf("%s-%d", alice, i))
-		texts = append(texts, fmt.Sprintf("%s-%d works at %s as %s.", alice, i, acme, roles[i%len(roles)]))
-	}
-	vectors, _ := emb.Embed(ctx, append(names, texts...))
-	var entities []*graph.EntityNode
-	for i, name := range names {
-		entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: name, GroupID: space.GroupID(),
-			CreatedAt: now, NameEmbedding: vectors[i]})
-	}
-	var facts []*graph.Fact
-	for i, text := range texts {
-		facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "WORKS_AT", Fact: text, SourceUUID: entities[1+i].UUID,
-			TargetUUID: entities[0].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now,
-			FactEmbedding: vectors[len(names)+i]})
-	}
-	if err := db.SaveGraph(ctx, entities, facts); err != nil {
-		t.Fatal(err)
 	}
 }
 

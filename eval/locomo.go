@@ -1,0 +1,761 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/service"
+)
+
+// LoCoMo (Maharana et al., ACL 2024): long conversations between two people, many
+// dated sessions each, and questions with the turns that hold their evidence. The
+// harness reads a folder of its conversation files (one JSON object each: speaker_a,
+// speaker_b, session_N and session_N_date_time, qa), ingests each conversation into
+// memgate through the public API (one agent per conversation, one memory per turn with
+// its session's time and its speaker's name), asks every question of categories 1 to
+// 4 through search and through the context endpoint, and scores what came back against
+// the evidence turns and the gold answer, beside baselines over the same turns. It
+// never reads the files' observation, summary or event fields.
+
+// locomoCategories are the categories scored, by number.
+var locomoCategories = []struct {
+	n    int
+	name string
+}{{1, "multi-hop"}, {2, "temporal"}, {3, "open-domain"}, {4, "single-hop"}}
+
+// locomoBudget is the context budget every block is asked for, in tokens.
+const locomoBudget = 1000
+
+// locomoK are the cut-offs of evidence recall.
+var locomoK = []int{5, 10, 20}
+
+type locomoConversation struct {
+	ID       string
+	Speakers [2]string
+	Turns    []locomoTurn // in the conversation's order
+	QA       []locomoQA   // categories 1 to 4
+}
+
+type locomoTurn struct {
+	DiaID   string
+	Speaker string
+	Text    string // what was said, with a shared photo's caption
+	At      time.Time
+}
+
+type locomoQA struct {
+	Question string
+	Answer   string
+	Evidence []string // dia_ids that exist in the conversation
+	Category int
+}
+
+// sessionKey matches a session's key, session_N.
+var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
+
+// readLocomo reads every *.json file of dir as a LoCoMo conversation.
+func readLocomo(dir string) ([]locomoConversation, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []locomoConversation
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		c, err := parseLocomo(strings.TrimSuffix(filepath.Base(p), ".json"), raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no LoCoMo conversation (*.json) in %s", dir)
+	}
+	return out, nil
+}
+
+// parseLocomo reads one conversation: its turns session by session, each at its
+// session's time (a second apart, in order), and its questions of categories 1 to 4
+// with the evidence that names turns of it.
+func parseLocomo(id string, raw []byte) (locomoConversation, error) {
+	var file map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &file); err != nil {
+		return locomoConversation{}, err
+	}
+	c := locomoConversation{ID: id}
+	_ = json.Unmarshal(file["speaker_a"], &c.Speakers[0])
+	_ = json.Unmarshal(file["speaker_b"], &c.Speakers[1])
+	var sessions []int
+	for k := range file {
+		if m := sessionKey.FindStringSubmatch(k); m != nil {
+			var n int
+			fmt.Sscan(m[1], &n)
+			sessions = append(sessions, n)
+		}
+	}
+	sort.Ints(sessions)
+	exists := map[string]bool{}
+	for _, n := range sessions {
+		var when string
+		_ = json.Unmarshal(file[fmt.Sprintf("session_%d_date_time", n)], &when)
+		at, err := time.Parse("3:04 pm on 2 January, 2006", when)
+		if err != nil {
+			return c, fmt.Errorf("session %d's time %q: %w", n, when, err)
+		}
+		var turns []struct {
+			Speaker     string `json:"speaker"`
+			DiaID       string `json:"dia_id"`
+			Text        string `json:"text"`
+			BlipCaption string `json:"blip_caption"`
+		}
+		if err := json.Unmarshal(file[fmt.Sprintf("session_%d", n)], &turns); err != nil {
+			return c, fmt.Errorf("session %d: %w", n, err)
+		}
+		for i, t := range turns {
+			text := strings.TrimSpace(t.Text)
+			if t.BlipCaption != "" {
+				text += " [shares a photo: " + strings.TrimSpace(t.BlipCaption) + "]"
+			}
+			if text == "" {
+				continue
+			}
+			c.Turns = append(c.Turns, locomoTurn{DiaID: t.DiaID, Speaker: t.Speaker, Text: text, At: at.Add(time.Duration(i) * time.Second)})
+			exists[t.DiaID] = true
+		}
+	}
+	var qa []struct {
+		Question string   `json:"question"`
+		Answer   any      `json:"answer"`
+		Evidence []string `json:"evidence"`
+		Category int      `json:"category"`
+	}
+	if err := json.Unmarshal(file["qa"], &qa); err != nil {
+		return c, fmt.Errorf("qa: %w", err)
+	}
+	for _, q := range qa {
+		if q.Category < 1 || q.Category > 4 || q.Answer == nil {
+			continue
+		}
+		var evidence []string
+		for _, e := range q.Evidence {
+			for _, id := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || unicode.IsSpace(r) }) {
+				if exists[id] && !slices.Contains(evidence, id) {
+					evidence = append(evidence, id)
+				}
+			}
+		}
+		c.QA = append(c.QA, locomoQA{Question: q.Question, Answer: strings.TrimSpace(fmt.Sprint(q.Answer)), Evidence: evidence, Category: q.Category})
+	}
+	return c, nil
+}
+
+// line is how a turn reads in a baseline's block: its day, its speaker, what was said.
+func (t locomoTurn) line() string {
+	return "- " + t.At.Format("2 January 2006") + ", " + t.Speaker + ": " + t.Text
+}
+
+// words are the lower-cased runs of letters and digits of text.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// contentWords are words without the stop words (search's, graph.StopWord).
+func contentWords(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		if !graph.StopWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// answerWordsIn is the share of the answer's content words that text holds (1 for an
+// answer of none).
+func answerWordsIn(answer, text string) float64 {
+	want := contentWords(answer)
+	if len(want) == 0 {
+		return 1
+	}
+	have := map[string]bool{}
+	for _, w := range words(text) {
+		have[w] = true
+	}
+	n := 0
+	for _, w := range want {
+		if have[w] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+// evidenceIn is the share of the evidence turns among got (1 when the question names
+// none that exists: such questions are scored on their answer words alone).
+func evidenceIn(evidence, got []string) float64 {
+	if len(evidence) == 0 {
+		return 1
+	}
+	n := 0
+	for _, e := range evidence {
+		if slices.Contains(got, e) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(evidence))
+}
+
+// locomoTally sums one system's scores, per category and overall.
+type locomoTally struct {
+	name   string
+	ranked bool // it ranks turns (recall@k applies)
+	byCat  map[int]*locomoSums
+	search []time.Duration
+	block  []time.Duration
+}
+
+type locomoSums struct {
+	n                         int
+	recall                    [3]float64 // at locomoK
+	inBlock, answerWords, tok float64
+	f1                        float64
+	answered                  int
+}
+
+func newTally(name string, ranked bool) *locomoTally {
+	t := &locomoTally{name: name, ranked: ranked, byCat: map[int]*locomoSums{}}
+	for _, c := range locomoCategories {
+		t.byCat[c.n] = &locomoSums{}
+	}
+	return t
+}
+
+// add scores one question: the system's ranked turns (nil for none), and its block
+// (the turns it holds and its text, with its size in tokens).
+func (t *locomoTally) add(q locomoQA, ranked []string, blockTurns []string, blockText string, tokens int) {
+	s := t.byCat[q.Category]
+	s.n++
+	for i, k := range locomoK {
+		s.recall[i] += evidenceIn(q.Evidence, ranked[:min(k, len(ranked))])
+	}
+	s.inBlock += evidenceIn(q.Evidence, blockTurns)
+	s.answerWords += answerWordsIn(q.Answer, blockText)
+	s.tok += float64(tokens)
+}
+
+// total is the sums over every category.
+func (t *locomoTally) total() locomoSums {
+	var out locomoSums
+	for _, s := range t.byCat {
+		out.n += s.n
+		for i := range out.recall {
+			out.recall[i] += s.recall[i]
+		}
+		out.inBlock += s.inBlock
+		out.answerWords += s.answerWords
+		out.tok += s.tok
+		out.f1 += s.f1
+		out.answered += s.answered
+	}
+	return out
+}
+
+// pack lays ranked turns out as a block within budget tokens, best first, skipping a
+// line that does not fit what is left: the baselines' blocks.
+func pack(turns []locomoTurn, order []int, tok *service.Tokenizer, budget int) (ids []string, text string, tokens int) {
+	var lines []string
+	used := 0
+	for _, i := range order {
+		cost := tok.Count(turns[i].line() + "\n")
+		if used+cost > budget {
+			continue
+		}
+		used += cost
+		lines = append(lines, turns[i].line())
+		ids = append(ids, turns[i].DiaID)
+	}
+	text = strings.Join(lines, "\n")
+	return ids, text, tok.Count(text)
+}
+
+// recent is the newest turns that fit budget, as the conversation's last block.
+func recent(turns []locomoTurn, tok *service.Tokenizer, budget int) (ids []string, text string, tokens int) {
+	var lines []string
+	used := 0
+	for i := len(turns) - 1; i >= 0; i-- {
+		cost := tok.Count(turns[i].line() + "\n")
+		if used+cost > budget {
+			break
+		}
+		used += cost
+		lines = append([]string{turns[i].line()}, lines...)
+		ids = append(ids, turns[i].DiaID)
+	}
+	text = strings.Join(lines, "\n")
+	return ids, text, tok.Count(text)
+}
+
+// bm25 ranks the turns for a query by BM25 (k1 1.2, b 0.75) over their content words.
+type bm25 struct {
+	docs   [][]string
+	df     map[string]int
+	avglen float64
+}
+
+func newBM25(turns []locomoTurn) *bm25 {
+	b := &bm25{df: map[string]int{}}
+	total := 0
+	for _, t := range turns {
+		ws := contentWords(t.Speaker + " " + t.Text)
+		b.docs = append(b.docs, ws)
+		total += len(ws)
+		seen := map[string]bool{}
+		for _, w := range ws {
+			if !seen[w] {
+				seen[w] = true
+				b.df[w]++
+			}
+		}
+	}
+	b.avglen = float64(total) / float64(max(1, len(turns)))
+	return b
+}
+
+func (b *bm25) rank(query string) []int {
+	q := contentWords(query)
+	n := float64(len(b.docs))
+	scores := make([]float64, len(b.docs))
+	for i, d := range b.docs {
+		tf := map[string]int{}
+		for _, w := range d {
+			tf[w]++
+		}
+		for _, w := range q {
+			if f := float64(tf[w]); f > 0 {
+				df := float64(b.df[w])
+				idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+				scores[i] += idf * f * 2.2 / (f + 1.2*(0.25+0.75*float64(len(d))/b.avglen))
+			}
+		}
+	}
+	return order(scores)
+}
+
+// order is the indexes of scores, highest first, those of score 0 left out.
+func order(scores []float64) []int {
+	var idx []int
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	return idx
+}
+
+// fuse is the reciprocal rank fusion (k 60) of rankings.
+func fuse(rankings ...[]int) []int {
+	score := map[int]float64{}
+	for _, r := range rankings {
+		for pos, i := range r {
+			score[i] += 1 / float64(60+pos+1)
+		}
+	}
+	n := 0
+	for i := range score {
+		n = max(n, i+1)
+	}
+	scores := make([]float64, n)
+	for i, s := range score {
+		scores[i] = s
+	}
+	return order(scores)
+}
+
+// embedder calls an OpenAI-compatible /v1/embeddings, for the dense baseline.
+type embedder struct{ url, model string }
+
+func (e embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	var out [][]float32
+	for start := 0; start < len(texts); start += 256 {
+		body, _ := json.Marshal(map[string]any{"model": e.model, "input": texts[start:min(start+256, len(texts))]})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(e.url, "/")+"/embeddings", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var answer struct {
+			Data []struct {
+				Embedding []float32 `json:"embedding"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&answer)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("embeddings: %d %v", resp.StatusCode, err)
+		}
+		for _, d := range answer.Data {
+			out = append(out, d.Embedding)
+		}
+	}
+	return out, nil
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// locomoRun is one memgate configuration the harness measures.
+type locomoRun struct {
+	name string
+	env  map[string]string
+}
+
+// locomoResult is what one run measured, with the baselines over the same turns.
+type locomoResult struct {
+	systems     []*locomoTally
+	memories    int
+	ingest      time.Duration
+	failed      int
+	conversions int
+}
+
+// evaluateLocomo ingests every conversation into a fresh memgate of run, asks every
+// question, and scores memgate and the baselines (dense ones only with dense).
+func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, dense *embedder) (*locomoResult, error) {
+	base, stop, err := serve(binary, run.env)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	tok, err := service.NewTokenizer(service.DefaultTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	api := client.New(base, "", "locomo")
+	api.HTTP.Timeout = 2 * time.Minute
+	mark := fmt.Sprintf("%x", time.Now().UnixNano())[8:]
+	res := &locomoResult{conversions: len(convs)}
+	mem := newTally("memgate ("+run.name+")", true)
+	bm := newTally("BM25 over turns, packed", true)
+	last := newTally("the last turns", false)
+	var dn, rrf *locomoTally
+	if dense != nil {
+		dn, rrf = newTally("dense cosine over turns ("+dense.model+"), packed", true), newTally("BM25 and dense fused (RRF), packed", true)
+	}
+
+	// Ingestion: the conversations side by side, each in its order, ten turns a write.
+	ids := make([]map[string]string, len(convs)) // per conversation: memory id -> dia_id
+	agents := make([]string, len(convs))
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(convs))
+	for ci, c := range convs {
+		agents[ci] = "locomo-" + c.ID + "-" + mark
+		if err := api.CreateAgent(ctx, agents[ci]); err != nil {
+			return nil, err
+		}
+		ids[ci] = map[string]string{}
+		wg.Go(func() {
+			lastID := ""
+			for from := 0; from < len(c.Turns); from += 10 {
+				var items []client.Memory
+				for _, t := range c.Turns[from:min(from+10, len(c.Turns))] {
+					at := t.At
+					items = append(items, client.Memory{AgentID: agents[ci], ReferenceTime: &at,
+						Messages: []map[string]string{{"role": "user", "name": t.Speaker, "content": t.Text}}})
+				}
+				got, err := api.AddBatch(ctx, items, "")
+				if err != nil {
+					errs[ci] = err
+					return
+				}
+				for i, r := range got {
+					if r.Error != nil {
+						errs[ci] = r.Error
+						return
+					}
+					ids[ci][r.ID] = c.Turns[from+i].DiaID
+					lastID = r.ID
+				}
+			}
+			// A space is extracted in order: its last memory done, all are.
+			status, err := waitDone(ctx, api, lastID)
+			if err == nil && status != "done" {
+				err = fmt.Errorf("memory %s %s", lastID, status)
+			}
+			errs[ci] = err
+		})
+	}
+	wg.Wait()
+	res.ingest = time.Since(start)
+	for ci, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("conversation %s: %w", convs[ci].ID, err)
+		}
+		res.memories += len(ids[ci])
+	}
+
+	for ci, c := range convs {
+		index := bm25Of(c)
+		var vectors [][]float32
+		if dense != nil {
+			texts := make([]string, len(c.Turns))
+			for i, t := range c.Turns {
+				texts[i] = t.Speaker + ": " + t.Text
+			}
+			if vectors, err = dense.embed(ctx, texts); err != nil {
+				return nil, err
+			}
+		}
+		recentIDs, recentText, recentTokens := recent(c.Turns, tok, locomoBudget)
+		for _, q := range c.QA {
+			began := time.Now()
+			var found struct {
+				Episodes []struct{ ID string } `json:"episodes"`
+			}
+			if err := api.Search(ctx, map[string]any{"agent_id": agents[ci], "query": q.Question, "limit": 20,
+				"include": []string{"episodes"}}, &found); err != nil {
+				return nil, err
+			}
+			mem.search = append(mem.search, time.Since(began))
+			var ranked []string
+			for _, e := range found.Episodes {
+				ranked = append(ranked, ids[ci][e.ID])
+			}
+			began = time.Now()
+			block, err := api.Context(ctx, agents[ci], client.ContextRequest{Query: q.Question, MaxTokens: locomoBudget})
+			if err != nil {
+				return nil, err
+			}
+			mem.block = append(mem.block, time.Since(began))
+			var inBlock []string
+			for _, id := range block.Episodes {
+				inBlock = append(inBlock, ids[ci][id])
+			}
+			mem.add(q, ranked, inBlock, block.Context, block.Tokens)
+
+			last.add(q, nil, recentIDs, recentText, recentTokens)
+			bmOrder := index.rank(q.Question)
+			bmIDs, bmText, bmTokens := pack(c.Turns, bmOrder, tok, locomoBudget)
+			bm.add(q, dias(c.Turns, bmOrder), bmIDs, bmText, bmTokens)
+			if dense != nil {
+				qv, err := dense.embed(ctx, []string{q.Question})
+				if err != nil {
+					return nil, err
+				}
+				scores := make([]float64, len(vectors))
+				for i, v := range vectors {
+					scores[i] = cosine(qv[0], v)
+				}
+				dOrder := order(scores)
+				ids, text, tokens := pack(c.Turns, dOrder, tok, locomoBudget)
+				dn.add(q, dias(c.Turns, dOrder), ids, text, tokens)
+				fOrder := fuse(bmOrder, dOrder)
+				ids, text, tokens = pack(c.Turns, fOrder, tok, locomoBudget)
+				rrf.add(q, dias(c.Turns, fOrder), ids, text, tokens)
+			}
+		}
+	}
+	res.systems = []*locomoTally{mem, bm}
+	if dense != nil {
+		res.systems = append(res.systems, dn, rrf)
+	}
+	res.systems = append(res.systems, last)
+	return res, nil
+}
+
+func bm25Of(c locomoConversation) *bm25 { return newBM25(c.Turns) }
+
+// dias are the dia_ids of turns in order.
+func dias(turns []locomoTurn, order []int) []string {
+	out := make([]string, len(order))
+	for i, j := range order {
+		out[i] = turns[j].DiaID
+	}
+	return out
+}
+
+// percentile is the p-th percentile of ds (0 for none).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
+}
+
+const locomoStart, locomoEnd = "<!-- locomo:start -->", "<!-- locomo:end -->"
+
+// renderLocomo is the LoCoMo section of BENCHMARKS.md: per run, the overall table of
+// every system, and per category.
+func renderLocomo(results []*locomoResult, runs []locomoRun, command string) string {
+	var b strings.Builder
+	b.WriteString("## LoCoMo (make eval)\n\n")
+	fmt.Fprintf(&b, "Measured %s with `%s`. ", time.Now().UTC().Format("2006-01-02"), command)
+	b.WriteString("Every question of categories 1-4 of the conversations read (one agent per conversation, one memory per turn " +
+		"with its session's time and its speaker), through search (`limit` 20, memories) and the context endpoint " +
+		"(`max_tokens` 1000), beside baselines over the same turns: their best turns packed into a block of the same budget, " +
+		"and the conversation's last turns. Evidence recall@k: the share of a question's evidence turns among the first k " +
+		"memories search ranks; evidence in block: among the memories a block holds; answer words: the share of the gold " +
+		"answer's words (lower-cased, stop words out) in the block's text.\n\n")
+	for ri, r := range results {
+		fmt.Fprintf(&b, "### %s\n\n%d conversations, %d memories ingested in %.1f s (%.1f memories/s end to end).\n\n",
+			runs[ri].name, r.conversions, r.memories, r.ingest.Seconds(), float64(r.memories)/r.ingest.Seconds())
+		b.WriteString("| system | recall@5 | recall@10 | recall@20 | evidence in block | answer words in block | block tokens | search p50 / p95 ms | context p50 / p95 ms |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		for _, s := range r.systems {
+			t := s.total()
+			n := float64(max(1, t.n))
+			rec := "–"
+			if s.ranked {
+				rec = fmt.Sprintf("%.3f | %.3f | %.3f", t.recall[0]/n, t.recall[1]/n, t.recall[2]/n)
+			} else {
+				rec = "– | – | –"
+			}
+			lat := "– | –"
+			if len(s.search) > 0 {
+				lat = fmt.Sprintf("%.0f / %.0f | %.0f / %.0f", ms(percentile(s.search, .5)), ms(percentile(s.search, .95)),
+					ms(percentile(s.block, .5)), ms(percentile(s.block, .95)))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.3f | %.3f | %.0f | %s |\n", s.name, rec, t.inBlock/n, t.answerWords/n, t.tok/n, lat)
+		}
+		b.WriteString("\nPer category (questions: ")
+		first := r.systems[0]
+		for i, c := range locomoCategories {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", c.name, first.byCat[c.n].n)
+		}
+		b.WriteString("): recall@10 / evidence in block / answer words in block.\n\n| system |")
+		for _, c := range locomoCategories {
+			b.WriteString(" " + c.name + " |")
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(locomoCategories)) + "\n")
+		for _, s := range r.systems {
+			fmt.Fprintf(&b, "| %s |", s.name)
+			for _, c := range locomoCategories {
+				x := s.byCat[c.n]
+				n := float64(max(1, x.n))
+				rec := "–"
+				if s.ranked {
+					rec = fmt.Sprintf("%.3f", x.recall[1]/n)
+				}
+				fmt.Fprintf(&b, " %s / %.3f / %.3f |", rec, x.inBlock/n, x.answerWords/n)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// runLocomo measures memgate on the LoCoMo conversations of dir, once with the hashing
+// embedder and, with embedderURL, once with that sentence model as its embedder (the
+// database emptied and its vector indexes dropped between the two: they differ in
+// dimensions), and writes the tables into out's LoCoMo section.
+func runLocomo(binary, neo4jURI, dir string, limit int, embedderURL, embedderModel string, dims int, out string) error {
+	convs, err := readLocomo(dir)
+	if err != nil {
+		return err
+	}
+	if limit > 0 && limit < len(convs) {
+		convs = convs[:limit]
+	}
+	runs := []locomoRun{{name: "offline extractor, hashing embedder", env: map[string]string{
+		"MEMGATE_LLM_PROVIDER": "heuristic", "MEMGATE_EMBEDDER_PROVIDER": "hashing", "MEMGATE_EMBEDDER_DIMENSIONS": "256"}}}
+	var dense *embedder
+	if embedderURL != "" {
+		dense = &embedder{url: embedderURL, model: embedderModel}
+		runs = append(runs, locomoRun{name: "offline extractor, " + embedderModel + " embedder", env: map[string]string{
+			"MEMGATE_LLM_PROVIDER": "heuristic", "MEMGATE_EMBEDDER_PROVIDER": "openai", "MEMGATE_EMBEDDER_BASE_URL": embedderURL,
+			"MEMGATE_EMBEDDER_MODEL": embedderModel, "MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(dims), "MEMGATE_EMBEDDER_API_KEY": "local"}})
+	}
+	var results []*locomoResult
+	for _, r := range runs {
+		if err := emptyStore(neo4jURI); err != nil {
+			return err
+		}
+		for k, v := range map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jURI,
+			"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_INGEST_WORKERS": "2"} {
+			r.env[k] = v
+		}
+		res, err := evaluateLocomo(r, binary, convs, dense)
+		if err != nil {
+			return fmt.Errorf("locomo, %s: %w", r.name, err)
+		}
+		results = append(results, res)
+	}
+	report := renderLocomo(results, runs, strings.Join(append([]string{"go run ./eval"}, os.Args[1:]...), " "))
+	fmt.Print(report)
+	if out == "" {
+		return nil
+	}
+	return writeSection(out, locomoStart, locomoEnd, report)
+}
+
+// emptyStore erases every node of the database (in batches) and drops the vector
+// indexes, which the next memgate makes again in its embedder's dimensions.
+func emptyStore(uri string) error {
+	ctx := context.Background()
+	driver, err := neo4j.NewDriverWithContext(uri, neo4j.NoAuth())
+	if err != nil {
+		return err
+	}
+	defer driver.Close(ctx)
+	for _, q := range []string{
+		"MATCH (n) WHERE NOT n:MemgateSchema CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
+		"DROP INDEX entity_name_embedding IF EXISTS", "DROP INDEX edge_fact_embedding IF EXISTS",
+	} {
+		// An auto-commit query: CALL ... IN TRANSACTIONS runs in no other.
+		session := driver.NewSession(ctx, neo4j.SessionConfig{})
+		res, err := session.Run(ctx, q, nil)
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		session.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("emptying the store (%s): %w", q, err)
+		}
+	}
+	return nil
+}
