@@ -450,7 +450,6 @@ type locomoResult struct {
 	systems     []*locomoTally
 	memories    int
 	ingest      time.Duration
-	failed      int
 	conversions int
 }
 

@@ -306,7 +306,9 @@ var months = map[string]time.Month{"january": 1, "february": 2, "march": 3, "apr
 
 // sentenceDate is the date a sentence says a fact began or ended, or nil: a month or
 // year ("in March 2024", "since 2022"), part of a month ("the end of May": its last
-// day), or a month alone ("as of June"), the occurrence nearest ref.
+// day), a month alone ("as of June"), the occurrence nearest ref, or a relative time
+// resolved against ref ("yesterday", "two weeks ago", "last spring": where its span
+// starts).
 func sentenceDate(sentence string, ref time.Time) *time.Time {
 	var t time.Time
 	if m := monthPart.FindStringSubmatch(sentence); m != nil {
@@ -332,6 +334,8 @@ func sentenceDate(sentence string, ref time.Time) *time.Time {
 	} else if m := monthOnly.FindStringSubmatch(sentence); m != nil && !ref.IsZero() {
 		month := months[strings.ToLower(m[1])]
 		t = time.Date(nearestYear(month, ref), month, 1, 0, 0, 0, 0, time.UTC)
+	} else if rel := graph.FindRelativeTimes(sentence, ref); len(rel) > 0 {
+		t = rel[0].Start
 	} else {
 		return nil
 	}

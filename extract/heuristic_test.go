@@ -276,6 +276,11 @@ func TestHeuristic_Endings(t *testing.T) {
 		{"Dana (user): I quit Initech.", day(2025, 3, 9), "Dana", "Initech", day(2025, 3, 9)},
 		{"Lin (user): Arjun starts at Tessaract Labs in January, he's leaving Vantage Softworks after 6 years.",
 			day(2024, 12, 2), "Arjun", "Vantage Softworks", day(2025, 1, 1)},
+		// Relative times, resolved against the episode's reference time, across a
+		// month's and a year's end.
+		{"Dana (user): I left Initech yesterday.", day(2025, 3, 1), "Dana", "Initech", day(2025, 2, 28)},
+		{"Dana (user): I quit Initech two weeks ago.", day(2025, 1, 6), "Dana", "Initech", day(2024, 12, 23)},
+		{"Dana (user): I left Initech last month.", day(2025, 1, 10), "Dana", "Initech", day(2024, 12, 1)},
 	} {
 		x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{Content: c.text, ValidAt: c.ref}, nil)
 		if err != nil {

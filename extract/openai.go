@@ -354,10 +354,13 @@ func (o *OpenAI) Extract(ctx context.Context, ep *graph.Episode, previous []*gra
 	}
 	var earlier strings.Builder
 	for i := len(previous) - 1; i >= 0; i-- {
-		fmt.Fprintf(&earlier, "<episode reference_time=%q>\n%s\n</episode>\n", previous[i].ValidAt.Format(time.RFC3339), previous[i].Content)
+		fmt.Fprintf(&earlier, "<episode reference_time=%q>\n%s\n</episode>\n", previous[i].ValidAt.Format(time.RFC3339),
+			graph.AnnotateTimes(previous[i].Content, previous[i].ValidAt))
 	}
+	// Relative times come resolved ("yesterday (7 May 2023)"): a small model reads the
+	// date instead of working it out.
 	user := fmt.Sprintf("Entity types:\n%s\nEarlier episodes:\n%s\n%sReference time: %s\n\n<current_episode>\n%s\n</current_episode>",
-		types.String(), earlier.String(), instructions, ep.ValidAt.Format(time.RFC3339), ep.Content)
+		types.String(), earlier.String(), instructions, ep.ValidAt.Format(time.RFC3339), graph.AnnotateTimes(ep.Content, ep.ValidAt))
 	var out *graph.Extracted
 	// An attribute's name and value cost some 12 tokens each time an entity lists it.
 	err := o.structured(ctx, system, user, "extraction", schema, extractionBudget(ep.Content)+12*attributes,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,5 +129,32 @@ func TestSummarize_MissingSummary(t *testing.T) {
 	}
 	if s, rules, err := o.Reflect(ctx, []string{"no rules"}, nil, 100); s != "Ana lives in Zürich." || rules != nil || err != nil {
 		t.Errorf("no rules: %q, %q, %v", s, rules, err)
+	}
+}
+
+// TestExtract_TimesResolvedInPrompt: the model reads a relative time of the current
+// episode, and of an earlier one, with the date it names beside it, each against its
+// own episode's reference time.
+func TestExtract_TimesResolvedInPrompt(t *testing.T) {
+	llm := llmtest.New()
+	t.Cleanup(llm.Close)
+	llm.Answer("I left Initech yesterday.", map[string]any{"entities": []any{}, "facts": []any{}})
+	o := NewOpenAI(OpenAIOptions{BaseURL: llm.BaseURL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: 1,
+		RetryBase: time.Millisecond, Metrics: &Metrics{}}, DefaultEntityTypes)
+	earlier := &graph.Episode{Content: "Dana (user): I met Bob last Friday.", ValidAt: time.Date(2024, 12, 30, 9, 0, 0, 0, time.UTC)}
+	ep := &graph.Episode{Content: "Dana (user): I left Initech yesterday.", ValidAt: time.Date(2025, 1, 1, 9, 0, 0, 0, time.UTC)}
+	if _, err := o.Extract(context.Background(), ep, []*graph.Episode{earlier}); err != nil {
+		t.Fatal(err)
+	}
+	prompts := llm.Prompts()
+	if len(prompts) != 1 {
+		t.Fatalf("%d prompts, want 1", len(prompts))
+	}
+	current := prompts[0][strings.Index(prompts[0], "<current_episode>"):]
+	if !strings.Contains(current, "I left Initech yesterday (31 December 2024).") {
+		t.Errorf("the current episode reads %q, want yesterday resolved to 31 December 2024", current)
+	}
+	if !strings.Contains(prompts[0], "I met Bob last Friday (27 December 2024).") {
+		t.Errorf("the earlier episode is not resolved against its own time: %q", prompts[0])
 	}
 }
