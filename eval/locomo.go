@@ -239,8 +239,9 @@ type locomoSums struct {
 	n                         int
 	recall                    [3]float64 // at locomoK
 	inBlock, answerWords, tok float64
-	f1                        float64
+	f1                        float64 // token F1 of the answers from its blocks
 	answered                  int
+	judged, correct           int // by the judge
 }
 
 func newTally(name string, ranked bool) *locomoTally {
@@ -277,6 +278,8 @@ func (t *locomoTally) total() locomoSums {
 		out.tok += s.tok
 		out.f1 += s.f1
 		out.answered += s.answered
+		out.judged += s.judged
+		out.correct += s.correct
 	}
 	return out
 }
@@ -451,52 +454,72 @@ type locomoResult struct {
 	memories    int
 	ingest      time.Duration
 	conversions int
+	asked       []locomoAsked
+	answerer    *chatModel // the model whose answers from the blocks are scored by F1, nil for none
+	judge       *chatModel // the model that answered and judged, nil for none
 }
 
 // evaluateLocomo ingests every conversation into a fresh memgate of run, asks every
-// question, and scores memgate and the baselines (dense ones only with dense).
-func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, dense *embedder) (*locomoResult, error) {
-	base, stop, err := serve(binary, run.env)
+// question, and scores memgate and the baselines (dense ones only with dense); with
+// answers, the answerer (and the judge) answer a sample from memgate's and BM25's
+// blocks.
+func evaluateLocomo(run locomoRun, o locomoOptions, convs []locomoConversation, dense *embedder, answers bool) (*locomoResult, error) {
+	base, stop, err := serve(o.binary, run.env)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	tok, err := service.NewTokenizer(service.DefaultTokenizer)
+	api := client.New(base, "", "locomo")
+	api.HTTP.Timeout = 2 * time.Minute
+	start := time.Now()
+	spaces, err := ingestLocomo(api, convs)
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
-	api := client.New(base, "", "locomo")
-	api.HTTP.Timeout = 2 * time.Minute
-	mark := fmt.Sprintf("%x", time.Now().UnixNano())[8:]
-	res := &locomoResult{conversions: len(convs)}
-	mem := newTally("memgate ("+run.name+")", true)
-	bm := newTally("BM25 over turns, packed", true)
-	last := newTally("the last turns", false)
-	var dn, rrf *locomoTally
-	if dense != nil {
-		dn, rrf = newTally("dense cosine over turns ("+dense.model+"), packed", true), newTally("BM25 and dense fused (RRF), packed", true)
+	res := &locomoResult{conversions: len(convs), ingest: time.Since(start)}
+	for _, s := range spaces {
+		res.memories += len(s.Dias)
 	}
+	if err := askLocomo(api, run.name, convs, spaces, dense, res); err != nil {
+		return nil, err
+	}
+	if answers && (o.answerer != nil || o.judge != nil) {
+		res.answerer, res.judge = o.answerer, o.judge
+		if err := answerAll(context.Background(), answerSample(res.asked, o.answers), res.systems[:2], o.answerer, o.judge); err != nil {
+			return nil, fmt.Errorf("answering: %w", err)
+		}
+	}
+	return res, nil
+}
 
-	// Ingestion: the conversations side by side, each in its order, ten turns a write.
-	ids := make([]map[string]string, len(convs)) // per conversation: memory id -> dia_id
-	agents := make([]string, len(convs))
-	start := time.Now()
+// locomoSpace is a conversation as memgate holds it: its agent, and the dia_id of each
+// memory by id.
+type locomoSpace struct {
+	Agent string
+	Dias  map[string]string // memory id -> dia_id
+}
+
+// ingestLocomo writes every conversation through the API, side by side, each in its
+// order, ten turns a write, and waits until each is extracted.
+func ingestLocomo(api *client.Client, convs []locomoConversation) ([]locomoSpace, error) {
+	ctx := context.Background()
+	mark := fmt.Sprintf("%x", time.Now().UnixNano())[8:]
+	spaces := make([]locomoSpace, len(convs))
 	var wg sync.WaitGroup
 	errs := make([]error, len(convs))
 	for ci, c := range convs {
-		agents[ci] = "locomo-" + c.ID + "-" + mark
-		if err := api.CreateAgent(ctx, agents[ci]); err != nil {
+		sp := &spaces[ci]
+		sp.Agent, sp.Dias = "locomo-"+c.ID+"-"+mark, map[string]string{}
+		if err := api.CreateAgent(ctx, sp.Agent); err != nil {
 			return nil, err
 		}
-		ids[ci] = map[string]string{}
 		wg.Go(func() {
 			lastID := ""
 			for from := 0; from < len(c.Turns); from += 10 {
 				var items []client.Memory
 				for _, t := range c.Turns[from:min(from+10, len(c.Turns))] {
 					at := t.At
-					items = append(items, client.Memory{AgentID: agents[ci], ReferenceTime: &at,
+					items = append(items, client.Memory{AgentID: sp.Agent, ReferenceTime: &at,
 						Messages: []map[string]string{{"role": "user", "name": t.Speaker, "content": t.Text}}})
 				}
 				got, err := api.AddBatch(ctx, items, "")
@@ -509,7 +532,7 @@ func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, de
 						errs[ci] = r.Error
 						return
 					}
-					ids[ci][r.ID] = c.Turns[from+i].DiaID
+					sp.Dias[r.ID] = c.Turns[from+i].DiaID
 					lastID = r.ID
 				}
 			}
@@ -522,15 +545,31 @@ func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, de
 		})
 	}
 	wg.Wait()
-	res.ingest = time.Since(start)
 	for ci, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("conversation %s: %w", convs[ci].ID, err)
 		}
-		res.memories += len(ids[ci])
 	}
+	return spaces, nil
+}
 
+// askLocomo asks every question of every conversation of memgate (search and context)
+// and of the baselines over its turns, and scores each into res.
+func askLocomo(api *client.Client, name string, convs []locomoConversation, spaces []locomoSpace, dense *embedder, res *locomoResult) error {
+	ctx := context.Background()
+	tok, err := service.NewTokenizer(service.DefaultTokenizer)
+	if err != nil {
+		return err
+	}
+	mem := newTally("memgate ("+name+")", true)
+	bm := newTally("BM25 over turns, packed", true)
+	last := newTally("the last turns", false)
+	var dn, rrf *locomoTally
+	if dense != nil {
+		dn, rrf = newTally("dense cosine over turns ("+dense.model+"), packed", true), newTally("BM25 and dense fused (RRF), packed", true)
+	}
 	for ci, c := range convs {
+		sp := spaces[ci]
 		index := bm25Of(c)
 		var vectors [][]float32
 		if dense != nil {
@@ -539,44 +578,48 @@ func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, de
 				texts[i] = t.Speaker + ": " + t.Text
 			}
 			if vectors, err = dense.embed(ctx, texts); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		recentIDs, recentText, recentTokens := recent(c.Turns, tok, locomoBudget)
 		for _, q := range c.QA {
+			a := locomoAsked{q: q, blocks: map[*locomoTally]string{}}
 			began := time.Now()
 			var found struct {
 				Episodes []struct{ ID string } `json:"episodes"`
 			}
-			if err := api.Search(ctx, map[string]any{"agent_id": agents[ci], "query": q.Question, "limit": 20,
+			if err := api.Search(ctx, map[string]any{"agent_id": sp.Agent, "query": q.Question, "limit": 20,
 				"include": []string{"episodes"}}, &found); err != nil {
-				return nil, err
+				return err
 			}
 			mem.search = append(mem.search, time.Since(began))
 			var ranked []string
 			for _, e := range found.Episodes {
-				ranked = append(ranked, ids[ci][e.ID])
+				ranked = append(ranked, sp.Dias[e.ID])
 			}
 			began = time.Now()
-			block, err := api.Context(ctx, agents[ci], client.ContextRequest{Query: q.Question, MaxTokens: locomoBudget})
+			block, err := api.Context(ctx, sp.Agent, client.ContextRequest{Query: q.Question, MaxTokens: locomoBudget})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			mem.block = append(mem.block, time.Since(began))
 			var inBlock []string
 			for _, id := range block.Episodes {
-				inBlock = append(inBlock, ids[ci][id])
+				inBlock = append(inBlock, sp.Dias[id])
 			}
 			mem.add(q, ranked, inBlock, block.Context, block.Tokens)
+			a.blocks[mem] = block.Context
 
 			last.add(q, nil, recentIDs, recentText, recentTokens)
 			bmOrder := index.rank(q.Question)
 			bmIDs, bmText, bmTokens := pack(c.Turns, bmOrder, tok, locomoBudget)
 			bm.add(q, dias(c.Turns, bmOrder), bmIDs, bmText, bmTokens)
+			a.blocks[bm] = bmText
+			res.asked = append(res.asked, a)
 			if dense != nil {
 				qv, err := dense.embed(ctx, []string{q.Question})
 				if err != nil {
-					return nil, err
+					return err
 				}
 				scores := make([]float64, len(vectors))
 				for i, v := range vectors {
@@ -591,12 +634,12 @@ func evaluateLocomo(run locomoRun, binary string, convs []locomoConversation, de
 			}
 		}
 	}
-	res.systems = []*locomoTally{mem, bm}
+	res.systems = []*locomoTally{mem, bm} // memgate and BM25 first: the answered ones
 	if dense != nil {
 		res.systems = append(res.systems, dn, rrf)
 	}
 	res.systems = append(res.systems, last)
-	return res, nil
+	return nil
 }
 
 func bm25Of(c locomoConversation) *bm25 { return newBM25(c.Turns) }
@@ -682,24 +725,91 @@ func renderLocomo(results []*locomoResult, runs []locomoRun, command string) str
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		renderAnswers(&b, r)
 	}
 	return b.String()
 }
 
+// renderAnswers is the table of the answers from each block, when there were any.
+func renderAnswers(b *strings.Builder, r *locomoResult) {
+	var answered []*locomoTally
+	for _, s := range r.systems {
+		if t := s.total(); t.answered+t.judged > 0 {
+			answered = append(answered, s)
+		}
+	}
+	if len(answered) == 0 {
+		return
+	}
+	t := answered[0].total()
+	fmt.Fprintf(b, "Answers to %d of the questions (", max(t.answered, t.judged))
+	for i, c := range locomoCategories {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		x := answered[0].byCat[c.n]
+		fmt.Fprintf(b, "%s %d", c.name, max(x.answered, x.judged))
+	}
+	b.WriteString(", at even steps through each category) from each system's block.")
+	if r.answerer != nil {
+		fmt.Fprintf(b, " Token F1 of %s's answers (`%s`) against the gold answer: lower-cased, punctuation, articles and \"and\" out, no stemming; "+
+			"a multi-hop answer's parts (split at commas) each matched with the best part answered.", r.answerer.name, r.answerer.model)
+	}
+	if r.judge != nil {
+		fmt.Fprintf(b, " Judge: %s answered from the same blocks and judged each answer correct or wrong against the gold one; the share correct.", r.judge.name)
+	}
+	b.WriteString("\n\n| system | overall |")
+	for _, c := range locomoCategories {
+		b.WriteString(" " + c.name + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(locomoCategories)) + "\n")
+	cell := func(x locomoSums) string {
+		var parts []string
+		if x.answered > 0 {
+			parts = append(parts, fmt.Sprintf("F1 %.3f", x.f1/float64(x.answered)))
+		}
+		if x.judged > 0 {
+			parts = append(parts, fmt.Sprintf("judge %.3f", float64(x.correct)/float64(x.judged)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, s := range answered {
+		fmt.Fprintf(b, "| %s | %s |", s.name, cell(s.total()))
+		for _, c := range locomoCategories {
+			fmt.Fprintf(b, " %s |", cell(*s.byCat[c.n]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// runLocomo measures memgate on the LoCoMo conversations of dir, once with the hashing
-// embedder and, with embedderURL, once with that sentence model as its embedder (the
-// database emptied and its vector indexes dropped between the two: they differ in
-// dimensions), and writes the tables into out's LoCoMo section.
-func runLocomo(binary, neo4jURI, dir string, limit int, embedderURL, embedderModel string, dims int, out string) error {
-	convs, err := readLocomo(dir)
+// locomoOptions are what runLocomo measures and with what.
+type locomoOptions struct {
+	binary, neo4jURI, dir string
+	limit                 int // conversations; 0: all
+	embedderURL, model    string
+	dims                  int
+	answerer, judge       *chatModel // nil: no answers; no judge
+	answers               int        // the questions answered
+	out                   string     // the file whose LoCoMo section is written; "": print only
+}
+
+// runLocomo measures memgate on the LoCoMo conversations of o.dir, once with the
+// hashing embedder and, with o.embedderURL, once with that sentence model as its
+// embedder (the database emptied and its vector indexes dropped between the two: they
+// differ in dimensions), the answers in the last run, and writes the tables into
+// o.out's LoCoMo section.
+func runLocomo(o locomoOptions) error {
+	convs, err := readLocomo(o.dir)
 	if err != nil {
 		return err
 	}
-	if limit > 0 && limit < len(convs) {
-		convs = convs[:limit]
+	if o.limit > 0 && o.limit < len(convs) {
+		convs = convs[:o.limit]
 	}
+	embedderURL, embedderModel, dims := o.embedderURL, o.model, o.dims
 	runs := []locomoRun{{name: "offline extractor, hashing embedder", env: map[string]string{
 		"MEMGATE_LLM_PROVIDER": "heuristic", "MEMGATE_EMBEDDER_PROVIDER": "hashing", "MEMGATE_EMBEDDER_DIMENSIONS": "256"}}}
 	var dense *embedder
@@ -710,15 +820,15 @@ func runLocomo(binary, neo4jURI, dir string, limit int, embedderURL, embedderMod
 			"MEMGATE_EMBEDDER_MODEL": embedderModel, "MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(dims), "MEMGATE_EMBEDDER_API_KEY": "local"}})
 	}
 	var results []*locomoResult
-	for _, r := range runs {
-		if err := emptyStore(neo4jURI); err != nil {
+	for ri, r := range runs {
+		if err := emptyStore(o.neo4jURI); err != nil {
 			return err
 		}
-		for k, v := range map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": neo4jURI,
+		for k, v := range map[string]string{"MEMGATE_SERVER_ADDR": "127.0.0.1:0", "MEMGATE_NEO4J_URI": o.neo4jURI,
 			"MEMGATE_SERVER_RATE_LIMIT": "0", "MEMGATE_INGEST_WORKERS": "2"} {
 			r.env[k] = v
 		}
-		res, err := evaluateLocomo(r, binary, convs, dense)
+		res, err := evaluateLocomo(r, o, convs, dense, ri == len(runs)-1)
 		if err != nil {
 			return fmt.Errorf("locomo, %s: %w", r.name, err)
 		}
@@ -726,10 +836,10 @@ func runLocomo(binary, neo4jURI, dir string, limit int, embedderURL, embedderMod
 	}
 	report := renderLocomo(results, runs, strings.Join(append([]string{"go run ./eval"}, os.Args[1:]...), " "))
 	fmt.Print(report)
-	if out == "" {
+	if o.out == "" {
 		return nil
 	}
-	return writeSection(out, locomoStart, locomoEnd, report)
+	return writeSection(o.out, locomoStart, locomoEnd, report)
 }
 
 // emptyStore erases every node of the database (in batches) and drops the vector

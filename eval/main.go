@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -93,10 +94,20 @@ func main() {
 	embedderURL := flag.String("embedder", "", "an OpenAI-compatible embeddings base URL with a sentence model (scripts/embedder-local): memgate's embedder for a second LoCoMo run, and the dense baseline; empty: hashing only")
 	embedderModel := flag.String("embedder-model", "all-MiniLM-L6-v2", "the model at -embedder")
 	embedderDims := flag.Int("embedder-dimensions", 384, "the dimensions of -embedder's vectors")
+	answers := flag.Int("locomo-answers", 100, "LoCoMo questions the model at -llm answers from memgate's and BM25's blocks (scored by token F1), and the judge too when EVAL_JUDGE_BASE_URL names one (EVAL_JUDGE_MODEL, default gpt-4o-mini; EVAL_JUDGE_API_KEY): across the categories; 0: none")
 	flag.Parse()
 
 	if *locomoDir != "" {
-		if err := runLocomo(*binary, *neo4jURI, *locomoDir, *locomoLimit, *embedderURL, *embedderModel, *embedderDims, *out); err != nil {
+		o := locomoOptions{binary: *binary, neo4jURI: *neo4jURI, dir: *locomoDir, limit: *locomoLimit, embedderURL: *embedderURL,
+			model: *embedderModel, dims: *embedderDims, answers: *answers, out: *out}
+		if *llmURL != "" && *answers > 0 {
+			o.answerer = newChatModel("the local model", *llmURL, *llmModel, "local")
+		}
+		if u := os.Getenv("EVAL_JUDGE_BASE_URL"); u != "" && *answers > 0 {
+			model := cmp.Or(os.Getenv("EVAL_JUDGE_MODEL"), "gpt-4o-mini")
+			o.judge = newChatModel(model, u, model, os.Getenv("EVAL_JUDGE_API_KEY"))
+		}
+		if err := runLocomo(o); err != nil {
 			log.Fatal(err)
 		}
 		if *locomoOnly {

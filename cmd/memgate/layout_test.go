@@ -50,7 +50,7 @@ var thirdParty = map[string][]string{
 	"access/idp":                        {"github.com/golang-jwt/jwt", "github.com/MicahParks/keyfunc"},
 	"webhook":                           {"github.com/standard-webhooks/standard-webhooks/libraries"},
 	"access/idp/idptest":                {"github.com/golang-jwt/jwt"},
-	"eval":                              {"github.com/neo4j/neo4j-go-driver"},
+	"eval":                              {"github.com/neo4j/neo4j-go-driver", "github.com/sashabaranov/go-openai"},
 	"extract":                           append([]string{"github.com/sashabaranov/go-openai", "github.com/google/uuid", "golang.org/x/text", "github.com/google/jsonschema-go"}, otelAPI...),
 }
 
