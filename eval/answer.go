@@ -33,8 +33,11 @@ func newChatModel(name, baseURL, model, key string) *chatModel {
 func (m *chatModel) say(ctx context.Context, system, user string, maxTokens int, jsonOut bool) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	req := openai.ChatCompletionRequest{Model: m.model, Temperature: 0, MaxTokens: maxTokens, Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: system}, {Role: openai.ChatMessageRoleUser, Content: user}}}
+	req := openai.ChatCompletionRequest{Model: m.model, Temperature: 0,
+		//lint:ignore SA1019 max_tokens is what OpenAI-compatible servers read; max_completion_tokens is OpenAI's alone
+		MaxTokens: maxTokens,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: system}, {Role: openai.ChatMessageRoleUser, Content: user}}}
 	if jsonOut {
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
