@@ -24,7 +24,8 @@ CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`
 
 const left = `
 MATCH (n) WHERE NOT n:MemgateSchema
-RETURN labels(n)[0] AS label, coalesce(n.status, '') AS status, count(*) AS nodes
+RETURN labels(n)[0] AS label, coalesce(n.status, '') AS status, count(*) AS nodes,
+       collect(coalesce(n.uuid, n.id, n.name, n.group_id, ''))[..3] AS some
 ORDER BY label, status`
 
 func main() {
@@ -68,7 +69,7 @@ func check(uri string) int {
 	}
 	fmt.Fprintln(os.Stderr, "test database: the tests left")
 	for _, r := range res.Records {
-		fmt.Fprintf(os.Stderr, "  %v %v: %v\n", r.Values[0], r.Values[1], r.Values[2])
+		fmt.Fprintf(os.Stderr, "  %v %v: %v (%v)\n", r.Values[0], r.Values[1], r.Values[2], r.Values[3])
 	}
 	return 1
 }
