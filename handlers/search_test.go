@@ -284,3 +284,45 @@ func TestSearch_Injection(t *testing.T) {
 	}
 	t.Logf("%d payloads x %d fields: answers %v", len(injection), len(fields), codes)
 }
+
+// The turns around a memory search finds rank with it: the answer said just after a
+// question the query matches, then the turn just before it, though neither holds a
+// word of the query; a turn of another space said between them is not the question's
+// neighbour, and another requester's search finds none of the private turns.
+func TestSearch_TurnsAround(t *testing.T) {
+	t.Parallel()
+	owner, other, agent := ownerWorld(t)
+	ingest(t, "agent-"+agent+"-")
+	at := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	write := func(text string, after time.Duration, visibility string) string {
+		var a added
+		owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": agent, "messages": text,
+			"reference_time": at.Add(after).Format(time.RFC3339), "visibility": visibility}, &a)
+		waitStatus(t, owner, a.ID)
+		return a.ID
+	}
+	before := write("Caroline: I bought new boots on Friday.", -time.Minute, "private")
+	question := write("Melanie: Where did you go hiking last weekend?", 0, "private")
+	answer := write("Caroline: Mount Tamalpais, and the views were great.", time.Minute, "private")
+	later := write("Caroline: We should plan a trip to the coast.", 3*time.Hour, "private")
+	public := write("Caroline: My sister visits in June.", 30*time.Second, "public")
+	ranked := func(c client) []string {
+		var r searchResult
+		c.must(http.StatusOK, "POST", "/v1/memories/search", map[string]any{"agent_id": agent, "query": "hiking", "include": []string{"episodes"}}, &r)
+		var ids []string
+		for _, e := range r.Episodes {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	got := ranked(owner)
+	if len(got) < 3 || got[0] != question || got[1] != answer || got[2] != before {
+		t.Errorf("the owner's search for hiking ranked %v; want the question %s, its answer %s, the turn before %s first (later %s, public %s)",
+			got, question, answer, before, later, public)
+	}
+	for _, id := range ranked(other) {
+		if id != public {
+			t.Errorf("another requester's search found %s: only the public memory %s is theirs to see", id, public)
+		}
+	}
+}

@@ -45,8 +45,7 @@ const (
 	maxContextMessages   = 100
 	minCandidates        = 10 // of each kind, from search; one per tokensPerCandidate of budget above that
 	maxCandidates        = 100
-	tokensPerCandidate   = 20   // a short memory's line
-	neighbourHits        = 10   // the best memories whose neighbours in their conversation are candidates too
+	tokensPerCandidate   = 30   // a short memory's line
 	contextQueryBytes    = 1024 // of the conversation, newest first, to search by
 	longJSONBytes        = 200  // JSON at least this long is left out of the query and stubbed in memories
 	jsonWindow           = 8 << 10
@@ -91,34 +90,14 @@ func (s *Service) Context(ctx context.Context, c Call, q ContextQuery) (_ *TurnC
 		if _, err := s.Dir.GetAgent(ctx, c.P.Org, q.AgentID); err != nil {
 			return nil, err
 		}
-		return buildContext(&SearchResult{}, nil, "", s.tokenizer(), q.MaxTokens, q.AsOf), nil
+		return buildContext(&SearchResult{}, "", s.tokenizer(), q.MaxTokens, q.AsOf), nil
 	}
 	res, err := s.Search(ctx, c, SearchQuery{Query: query, AgentID: q.AgentID, Scopes: q.Scopes,
 		Limit: min(max(minCandidates, q.MaxTokens/tokensPerCandidate), maxCandidates), Filter: graph.SearchFilter{AsOf: q.AsOf}, Types: q.Types})
 	if err != nil {
 		return nil, err
 	}
-	// The turns around the best memories, in their conversation, as Search read them.
-	vis, err := s.searchView(c, q.AgentID, q.Scopes)
-	if err != nil {
-		return nil, err
-	}
-	var hits []string
-	for _, h := range res.Episodes[:min(len(res.Episodes), neighbourHits)] {
-		hits = append(hits, h.Episode.UUID)
-	}
-	around, err := s.Mem.EpisodeNeighbours(ctx, hits, vis)
-	if err != nil {
-		return nil, err
-	}
-	for _, pair := range around {
-		for _, e := range pair {
-			if e != nil {
-				s.provenance(c, e)
-			}
-		}
-	}
-	return buildContext(res, around, query, s.tokenizer(), q.MaxTokens, q.AsOf), nil
+	return buildContext(res, query, s.tokenizer(), q.MaxTokens, q.AsOf), nil
 }
 
 // contextQuery is the text to search by: the query, or the conversation's messages
@@ -235,15 +214,14 @@ func rankValue(rank int) float64 { return math.Pow(float64(rank+1), -1.5) }
 // buildContext chooses the lines of a block from what search found, best value per
 // token first across facts, entities and memories, as many as fit the budget: a
 // memory's line shows when it was said, who said it, and its relative times resolved
-// ("yesterday (7 May 2023)"); the neighbours of the best memories in their
-// conversation (around) are candidates worth half of what found them; facts and entity
+// ("yesterday (7 May 2023)"); facts and entity
 // summaries are candidates only where they bear on the query (a word of it in the fact
 // or its ends' names, in the entity's name; any when the query has none). The lines
 // are laid out by section: facts and entities in rank order, memories in the order
 // they happened. The text's count is taken again at the end, whole, and lines are
 // dropped, least valuable first, until it fits: a block is never over budget, whatever
 // the tokenizer does at the joins.
-func buildContext(res *SearchResult, around map[string][2]*graph.Episode, query string, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
+func buildContext(res *SearchResult, query string, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
 	headers := sectionHeaders(asOf)
 	asked := graph.QueryWords(query)
 	bears := func(texts ...string) bool {
@@ -306,13 +284,6 @@ func buildContext(res *SearchResult, around map[string][2]*graph.Episode, query 
 	}
 	for rank, h := range res.Episodes {
 		memory(h.Episode, rankValue(rank))
-	}
-	for rank, h := range res.Episodes[:min(len(res.Episodes), neighbourHits)] {
-		for _, e := range around[h.Episode.UUID] {
-			if e != nil {
-				memory(e, rankValue(rank)/2)
-			}
-		}
 	}
 
 	// Best value per token first; the first of equals in rank order.

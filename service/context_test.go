@@ -68,11 +68,11 @@ func TestContext_NeverOverBudget(t *testing.T) {
 		for seed := range uint64(24) {
 			res := history(seed)
 			for _, budget := range budgets {
-				tc := buildContext(res, nil, "", tok, budget, nil)
+				tc := buildContext(res, "", tok, budget, nil)
 				if n := tok.Count(tc.Text); n > budget || n != tc.Tokens {
 					t.Fatalf("%s, history %d, budget %d: %d tokens (reported %d)", name, seed, budget, n, tc.Tokens)
 				}
-				if again := buildContext(res, nil, "", tok, budget, nil); again.Text != tc.Text || !slices.Equal(again.Facts, tc.Facts) {
+				if again := buildContext(res, "", tok, budget, nil); again.Text != tc.Text || !slices.Equal(again.Facts, tc.Facts) {
 					t.Fatalf("%s, history %d, budget %d: two blocks for the same findings", name, seed, budget)
 				}
 				found := findings(res)
@@ -134,7 +134,7 @@ func TestContext_Lines(t *testing.T) {
 				{Role: "tool", Content: `{"secret_tool_payload": "sunny"}`}, {Role: "assistant", Content: "It is sunny."}}}}},
 	}
 	tok, _ := NewTokenizer(DefaultTokenizer)
-	got := buildContext(res, nil, "", tok, 1000, nil).Text
+	got := buildContext(res, "", tok, 1000, nil).Text
 	for _, want := range []string{
 		"- Alice works at Globex. (since March 2024)",
 		"- Alice lives in Lisbon. (start unknown)",
@@ -206,8 +206,7 @@ func TestContext_LongJSONWindow(t *testing.T) {
 }
 
 // A block fills its budget when search found more than it holds (at least 90% of it),
-// best value per token first, without going over; takes the turns around the best
-// memories when they earn their tokens; shows memories in the order they happened,
+// best value per token first, without going over; shows memories in the order they happened,
 // with who said them and their relative times resolved; and leaves out facts and
 // entity summaries that do not bear on the query.
 func TestContext_FillsItsBudget(t *testing.T) {
@@ -229,20 +228,16 @@ func TestContext_FillsItsBudget(t *testing.T) {
 		{Fact: &graph.Fact{UUID: "f-paint", Fact: "Alice paints sunrises."}, Source: alice, Target: bob, Score: 2 / 61.0},
 		{Fact: &graph.Fact{UUID: "f-sail", Fact: "Bob sails on weekends."}, Source: bob, Target: bob, Score: 2 / 61.0},
 	}
-	around := map[string][2]*graph.Episode{"m080": {turn(200, "Wow, what colours did you use?"), nil}}
 	for _, budget := range []int{300, 1000, 2000} {
-		tc := buildContext(res, around, "When did Alice paint a sunrise?", tok, budget, nil)
+		tc := buildContext(res, "When did Alice paint a sunrise?", tok, budget, nil)
 		if tc.Tokens > budget || tc.Tokens < budget*9/10 {
 			t.Errorf("budget %d: %d tokens, want at least 90%% of it and never more", budget, tc.Tokens)
 		}
-		if again := buildContext(res, around, "When did Alice paint a sunrise?", tok, budget, nil); again.Text != tc.Text {
+		if again := buildContext(res, "When did Alice paint a sunrise?", tok, budget, nil); again.Text != tc.Text {
 			t.Errorf("budget %d: two blocks for the same findings", budget)
 		}
 		if !slices.Contains(tc.Facts, "f-paint") || slices.Contains(tc.Facts, "f-sail") || slices.Contains(tc.Entities, "bob") {
 			t.Errorf("budget %d: facts %v, entities %v: want the fact about Alice's painting alone, no Bob", budget, tc.Facts, tc.Entities)
-		}
-		if !slices.Contains(tc.Episodes, "m200") {
-			t.Errorf("budget %d: the turn after the best memory is left out:\n%s", budget, tc.Text)
 		}
 		// In the order they happened: the block's dates ascend.
 		var last time.Time
@@ -258,7 +253,7 @@ func TestContext_FillsItsBudget(t *testing.T) {
 			last = at
 		}
 	}
-	tc := buildContext(res, around, "sunrise", tok, 1000, nil)
+	tc := buildContext(res, "sunrise", tok, 1000, nil)
 	if !strings.Contains(tc.Text, "- 27 July 2023: Caroline: I painted a sunrise at the lake 0 times yesterday (26 July 2023), and") {
 		t.Errorf("a memory's line lacks its date, speaker or resolved time:\n%s", tc.Text)
 	}

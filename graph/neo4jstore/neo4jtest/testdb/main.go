@@ -25,7 +25,7 @@ CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`
 const left = `
 MATCH (n) WHERE NOT n:MemgateSchema
 RETURN labels(n)[0] AS label, coalesce(n.status, '') AS status, count(*) AS nodes,
-       collect(coalesce(n.uuid, n.id, n.name, n.group_id, ''))[..3] AS some
+       collect(coalesce(n.uuid, n.id, n.name, n.group_id, "") + coalesce(" (org " + n.org + ")", ""))[..3] AS some
 ORDER BY label, status`
 
 func main() {
