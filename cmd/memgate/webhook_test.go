@@ -24,7 +24,7 @@ func TestWebhook_KilledMidDelivery(t *testing.T) {
 	t.Parallel()
 	mark := suffix()
 	agent := "hook-" + mark
-	neo4jtest.Forget(t, agent)
+	neo4jtest.Forget(t, mark) // the agent's and its requester's (alice-mark), whose principal the webhook makes
 
 	var mu sync.Mutex
 	var secret string
