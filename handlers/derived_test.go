@@ -178,6 +178,27 @@ func TestDerived_OnlyTheAgentsOwnWords(t *testing.T) {
 			t.Errorf("denials about the derived memory %s: %+v, want the move's and the promotion's", name, denied)
 		}
 	}
+	// A promotion copies out of the private space only the agent's own words, as a
+	// move does: not the delegate's.
+	if s, body := w.owner.do("POST", "/v1/memories/"+delegated+"/promote", map[string]any{"target": "team:" + w.team + "-b"}); s != http.StatusForbidden {
+		t.Errorf("promoting the delegate's private memory: %d %s, want 403", s, body)
+	}
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/"+mine.ID+"/promote", map[string]any{"target": "team:" + w.team + "-b"}, nil)
+
+	// What a derived memory says is kept no longer than the first of its sources.
+	soon, later := time.Now().UTC().Add(time.Hour).Truncate(time.Second), time.Now().UTC().Add(48*time.Hour).Truncate(time.Second)
+	var expiring, lasting added
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A passing note.", "expires_at": soon}, &expiring)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A longer note.", "expires_at": later}, &lasting)
+	var summary derived
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{lasting.ID, expiring.ID}}, &summary)
+	var got struct {
+		ExpiresAt *time.Time `json:"expires_at"`
+	}
+	w.owner.must(http.StatusOK, "GET", "/v1/memories/"+summary.ID, nil, &got)
+	if got.ExpiresAt == nil || !got.ExpiresAt.Equal(soon) {
+		t.Errorf("the compaction of memories expiring at %v and %v expires at %v, want the first", soon, later, got.ExpiresAt)
+	}
 }
 
 // TestDissolve_AfterTransfer: a team memory goes back, when the team is dissolved, only

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -758,7 +759,11 @@ func TestWebhook_SSRF(t *testing.T) {
 		var e struct{ Error struct{ Message string } }
 		_ = json.Unmarshal(body, &e)
 		parsed, _ := url.Parse(u)
-		return s, strings.ReplaceAll(e.Error.Message, parsed.Hostname(), "HOST")
+		host := parsed.Hostname()
+		if ip, err := netip.ParseAddr(host); err == nil {
+			host = ip.Unmap().String() // as memgate keeps it
+		}
+		return s, strings.ReplaceAll(e.Error.Message, host, "HOST")
 	}
 	refusedURLs := []string{"http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/", "http://192.168.0.1/", "http://172.16.0.1/",
 		"http://0.0.0.0/", "http://100.100.100.200/", "http://[fe80::1]/", "http://224.0.0.1/", "http://[::ffff:0:7f00:1]/",
@@ -1058,5 +1063,19 @@ func TestWebhook_FanOutBounded(t *testing.T) {
 	}
 	if s, out := w.as("bob").do("POST", "/v1/webhooks", again); s != http.StatusConflict || strings.Contains(string(out), hook.ID) {
 		t.Errorf("another requester of the key, to the same URL and agent: %d %s, want 409 naming no webhook", s, out)
+	}
+	// Another spelling of the same URL is the same target.
+	for _, u := range []string{"HTTP://127.0.0.1:9/same", "http://127.0.0.1:09/same", "http://127.0.0.1:9/same?", "http://127.0.0.1:9/./same",
+		"http://127.0.0.1:9/%73ame", "http://127.0.0.1:9/x/../same", "http://[::ffff:127.0.0.1]:9/same"} {
+		spelt := map[string]any{"url": u, "agent_id": other, "events": []string{"memory.done"}}
+		if s, out := alice.do("POST", "/v1/webhooks", spelt); s != http.StatusConflict || !strings.Contains(string(out), hook.ID) {
+			t.Errorf("the same URL spelt %s: %d %s, want 409 naming the webhook", u, s, out)
+		}
+	}
+	var view hookView
+	alice.must(http.StatusCreated, "POST", "/v1/webhooks", map[string]any{"url": "HTTP://127.0.0.1:0080/Other/./Path?q=1", "agent_id": other,
+		"events": []string{"memory.done"}}, &view)
+	if view.URL != "http://127.0.0.1/Other/Path?q=1" {
+		t.Errorf("a webhook registered as HTTP://127.0.0.1:0080/Other/./Path?q=1 is kept as %s", view.URL)
 	}
 }

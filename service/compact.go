@@ -83,9 +83,9 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph
 	if err != nil {
 		return nil, err
 	}
-	texts, ids := make([]string, len(read)), make([]string, len(read))
+	texts := make([]string, len(read))
 	for i, e := range read {
-		texts[i], ids[i] = e.Content, e.UUID
+		texts[i] = e.Content
 	}
 	summary, err := s.Summarizer.Summarize(ctx, texts, q.MaxTokens)
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Service) Compact(ctx context.Context, c Call, q CompactQuery) (_ *graph
 	if summary == "" {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "the summary came back empty; retry later")
 	}
-	written, err := s.writeDistilled(ctx, c, q.AgentID, space, SourceCompaction, ids, []distilled{{text: summary}})
+	written, err := s.writeDistilled(ctx, c, q.AgentID, space, SourceCompaction, read, []distilled{{text: summary}})
 	if err != nil {
 		return nil, err
 	}
@@ -163,14 +163,23 @@ type distilled struct {
 }
 
 // writeDistilled stores memories of agent in space with source_description source,
-// derived from the memories ids.
-func (s *Service) writeDistilled(ctx context.Context, c Call, agent string, space graph.Space, source string, ids []string, ds []distilled) ([]*graph.Episode, error) {
+// derived from the memories read. Each expires when the first of them does: what they
+// said is kept no longer than they are.
+func (s *Service) writeDistilled(ctx context.Context, c Call, agent string, space graph.Space, source string, read []*graph.Episode, ds []distilled) ([]*graph.Episode, error) {
+	ids := make([]string, len(read))
+	var expires *time.Time
+	for i, e := range read {
+		ids[i] = e.UUID
+		if e.ExpiresAt != nil && (expires == nil || e.ExpiresAt.Before(*expires)) {
+			expires = e.ExpiresAt
+		}
+	}
 	var eps []*graph.Episode
 	now := s.Now().UTC()
 	for i, d := range ds {
 		m := NewMemory{AgentID: agent, Text: d.text, SourceDescription: source, Tags: d.tags}
 		e := s.newEpisode(c, &m, space, d.text, now.Add(time.Duration(i)))
-		e.DerivedFrom = ids
+		e.DerivedFrom, e.ExpiresAt = ids, expires
 		eps = append(eps, e)
 	}
 	var out []*graph.Episode
@@ -348,10 +357,11 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 		return nil, err
 	}
 	var texts, ids []string
+	var sources []*graph.Episode
 	spaces := map[string]bool{}
 	for _, e := range read {
 		if e.SourceDescription != SourceReflection && e.SourceDescription != SourceCompaction {
-			texts, ids = append(texts, e.Content), append(ids, e.UUID)
+			texts, ids, sources = append(texts, e.Content), append(ids, e.UUID), append(sources, e)
 			spaces[e.GroupID] = true
 		}
 	}
@@ -373,7 +383,7 @@ func (s *Service) Reflect(ctx context.Context, c Call, q ReflectQuery) (_ []*gra
 	for _, r := range rules {
 		out = append(out, distilled{text: r, tags: []string{SourceReflection, "rule"}})
 	}
-	return s.writeDistilled(ctx, c, q.AgentID, c.P.Org.Private(q.AgentID), SourceReflection, ids, out)
+	return s.writeDistilled(ctx, c, q.AgentID, c.P.Org.Private(q.AgentID), SourceReflection, sources, out)
 }
 
 // statedBy returns the newest current facts of vis (at most reflectFacts, read from at

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -629,7 +630,16 @@ func (s *Service) Promote(ctx context.Context, c Call, id, target string) (_ *gr
 			return nil, nil, forbid(e.UUID, to.GroupID(), reason)
 		}
 		if sources != nil {
-			if reason := sourcesAllow(e, *sources, promotable); reason != "" {
+			// Out of its agent's private space a memory, and each it was derived from, is
+			// copied only in the agent's own words, as it would move (Update): a
+			// delegate's, or the agent's former owner's, stays.
+			ownWords := func(e *graph.Episode) string {
+				if !e.OwnWords(c.P.ID) {
+					return notOwnWords(e.UUID, "a promotion out of a private space copies")
+				}
+				return promotable(e)
+			}
+			if reason := cmp.Or(ownWords(e), sourcesAllow(e, *sources, ownWords)); reason != "" {
 				return nil, nil, forbid(e.UUID, to.GroupID(), reason)
 			}
 		}

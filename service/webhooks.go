@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -50,8 +51,8 @@ const (
 // is never sent), a team's follows the team's space (c must be a member: ENOTFOUND
 // when c cannot see the team, an audited EFORBIDDEN when it can but is no member), an
 // audit webhook the organization's refusals (an admin host only, audited EFORBIDDEN
-// otherwise). EINVALID for a malformed URL, unknown or unfit events, or a URL that
-// CheckWebhookURL refuses (SSRF).
+// otherwise). Its URL is kept normalized (webhookURL). EINVALID for a malformed URL,
+// unknown or unfit events, or a URL that CheckWebhookURL refuses (SSRF).
 func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*graph.Webhook, error) {
 	if s.Hooks == nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "webhooks are not available on this server")
@@ -75,10 +76,11 @@ func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*
 	if err := checkEvents(in.Events, allowed); err != nil {
 		return nil, err
 	}
-	if err := checkWebhookURL(in.URL); err != nil {
+	target, err := webhookURL(in.URL)
+	if err != nil {
 		return nil, err
 	}
-	w := &graph.Webhook{Org: c.P.Org, ID: uuid.NewString(), URL: in.URL, Events: slices.Sorted(slices.Values(in.Events)),
+	w := &graph.Webhook{Org: c.P.Org, ID: uuid.NewString(), URL: target, Events: slices.Sorted(slices.Values(in.Events)),
 		Requester: c.P.ID, HostKey: c.P.Host.Name, Content: in.Content, CreatedAt: s.Now().UTC()}
 	switch {
 	case in.AgentID != "":
@@ -112,7 +114,7 @@ func (s *Service) CreateWebhook(ctx context.Context, c Call, in WebhookInput) (*
 		w.GroupIDs = []string{system.GroupID()}
 	}
 	if s.CheckWebhookURL != nil {
-		if err := s.CheckWebhookURL(ctx, in.URL); err != nil {
+		if err := s.CheckWebhookURL(ctx, target); err != nil {
 			return nil, err
 		}
 	}
@@ -146,23 +148,51 @@ func checkEvents(events, allowed []string) error {
 	return nil
 }
 
-// checkWebhookURL checks a URL's form: absolute http or https, a host, no user
-// information or fragment. Where it points is CheckWebhookURL's to judge.
-func checkWebhookURL(raw string) error {
+// webhookURL checks a URL's form: absolute http or https, a host, no user information
+// or fragment; where it points is CheckWebhookURL's to judge. It returns the URL
+// normalized as RFC 3986 (6.2.2, 6.2.3) has equivalent spellings normalized: scheme and
+// host in lower case, an address in its one form (an IPv4-mapped IPv6 one as IPv4), no
+// trailing dot, a port without leading zeros and not the scheme's default, the path
+// without dot segments and with no octet escaped that needs no escape, no empty query.
+// So the spellings of one receiver are one webhook target. A path escaping a slash is
+// kept as it is.
+func webhookURL(raw string) (string, error) {
 	if raw == "" {
-		return graph.Errorf(graph.EINVALID, "url is required")
+		return "", graph.Errorf(graph.EINVALID, "url is required")
 	}
 	if len(raw) > maxURLBytes {
-		return graph.Errorf(graph.EINVALID, "url must be at most %d bytes", maxURLBytes)
+		return "", graph.Errorf(graph.EINVALID, "url must be at most %d bytes", maxURLBytes)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-		return graph.Errorf(graph.EINVALID, "url must be an absolute http or https URL")
+		return "", graph.Errorf(graph.EINVALID, "url must be an absolute http or https URL")
 	}
 	if u.User != nil || u.Fragment != "" {
-		return graph.Errorf(graph.EINVALID, "url must carry no user information and no fragment")
+		return "", graph.Errorf(graph.EINVALID, "url must carry no user information and no fragment")
 	}
-	return nil
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.Unmap().String()
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	port := strings.TrimLeft(u.Port(), "0")
+	if u.Port() != "" && port == "" {
+		port = "0"
+	}
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	u.Host = host
+	if port != "" {
+		u.Host += ":" + port
+	}
+	if !strings.Contains(strings.ToLower(u.RawPath), "%2f") {
+		u.Path, u.RawPath = u.ResolveReference(&url.URL{}).Path, ""
+	}
+	u.ForceQuery = false
+	return u.String(), nil
 }
 
 // ListWebhooks lists c's webhooks, and for an admin host its organization's audit
