@@ -232,9 +232,9 @@ type Memories interface {
 	ListEpisodes(ctx context.Context, vis Visible, agent string, page PageRequest) (EpisodePage, error)
 
 	// EpisodeNeighbours returns, for each of ids that lies in vis, the episodes of its
-	// space (and agent) just before and after it by reference time that pass the
-	// filter as SearchEpisodes applies it, nil where none.
-	EpisodeNeighbours(ctx context.Context, ids []string, vis Visible, f SearchFilter) (map[string][2]*Episode, error)
+	// space (and agent) just before and after it by reference time, said within
+	// `within` of it, that pass the filter as SearchEpisodes applies it; nil where none.
+	EpisodeNeighbours(ctx context.Context, ids []string, vis Visible, f SearchFilter, within time.Duration) (map[string][2]*Episode, error)
 
 	// SearchEpisodes runs a fulltext search over episode content within vis; of the
 	// filter it applies the range of created_at.

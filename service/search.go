@@ -507,7 +507,7 @@ func (s *Service) withNeighbours(ctx context.Context, hits []graph.ScoredEpisode
 	for i, h := range best {
 		ids[i] = h.Episode.UUID
 	}
-	around, err := s.Mem.EpisodeNeighbours(ctx, ids, vis, f)
+	around, err := s.Mem.EpisodeNeighbours(ctx, ids, vis, f, neighbourWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -518,7 +518,7 @@ func (s *Service) withNeighbours(ctx context.Context, hits []graph.ScoredEpisode
 	lent := map[string]float64{}
 	for _, h := range best {
 		for side, e := range around[h.Episode.UUID] {
-			if e == nil || e.ValidAt.Sub(h.Episode.ValidAt).Abs() > neighbourWindow {
+			if e == nil {
 				continue
 			}
 			if _, found := at[e.UUID]; !found {

@@ -195,11 +195,12 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	return scoredEpisodes(records), nil
 }
 
-func (db *DB) EpisodeNeighbours(ctx context.Context, ids []string, vis graph.Visible, f graph.SearchFilter) (map[string][2]*graph.Episode, error) {
+func (db *DB) EpisodeNeighbours(ctx context.Context, ids []string, vis graph.Visible, f graph.SearchFilter, within time.Duration) (map[string][2]*graph.Episode, error) {
 	if err := enumerated(vis); err != nil {
 		return nil, err
 	}
-	params := visParams(vis, map[string]any{"uuids": nonNil(ids), "window": window(nil, f.CreatedAfter, f.CreatedBefore)})
+	params := visParams(vis, map[string]any{"uuids": nonNil(ids), "window": window(nil, f.CreatedAfter, f.CreatedBefore),
+		"within": int64(within / time.Second)})
 	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_neighbours", params)
 	if err != nil {
 		return nil, err
