@@ -429,19 +429,6 @@ func (e embedder) embed(ctx context.Context, texts []string) ([][]float32, error
 	return out, nil
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // locomoRun is one memgate configuration the harness measures.
 type locomoRun struct {
 	name string
@@ -623,7 +610,7 @@ func askLocomo(api *client.Client, name string, convs []locomoConversation, spac
 				}
 				scores := make([]float64, len(vectors))
 				for i, v := range vectors {
-					scores[i] = cosine(qv[0], v)
+					scores[i] = graph.Cosine(qv[0], v)
 				}
 				dOrder := order(scores)
 				ids, text, tokens := pack(c.Turns, dOrder, tok, locomoBudget)
