@@ -214,11 +214,10 @@ func rankValue(rank int) float64 { return math.Pow(float64(rank+1), -1.5) }
 // buildContext chooses the lines of a block from what search found, best value per
 // token first across facts, entities and memories, as many as fit the budget: a
 // memory's line shows when it was said, who said it, and its relative times resolved
-// ("yesterday (7 May 2023)"); facts and entity
-// summaries are candidates only where they bear on the query (a word of it in the fact
-// or its ends' names, in the entity's name; any when the query has none). The lines
-// are laid out by section: facts and entities in rank order, memories in the order
-// they happened. The text's count is taken again at the end, whole, and lines are
+// ("yesterday (7 May 2023)"); facts and entity summaries are candidates only where
+// they bear on the query (a word of it in the fact or its ends' names, in the entity's
+// name; any when the query has none). The lines are laid out by section: facts and
+// entities in rank order, memories in the order they happened. The text's count is taken again at the end, whole, and lines are
 // dropped, least valuable first, until it fits: a block is never over budget, whatever
 // the tokenizer does at the joins.
 func buildContext(res *SearchResult, query string, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {

@@ -502,6 +502,9 @@ func diversify[T any](items []T, relevance func(T) float64, embedding func(T) []
 // around them (neighbourHits, afterShare, beforeShare), neighbours search did not find
 // included, and ranks them again: by score, then by id.
 func (s *Service) withNeighbours(ctx context.Context, hits []graph.ScoredEpisode, vis graph.Visible, f graph.SearchFilter) ([]graph.ScoredEpisode, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
 	best := hits[:min(len(hits), neighbourHits)]
 	ids := make([]string, len(best))
 	for i, h := range best {
