@@ -231,6 +231,10 @@ type Memories interface {
 	// agent wrote unless agent is empty. EINVALID for a cursor it did not issue.
 	ListEpisodes(ctx context.Context, vis Visible, agent string, page PageRequest) (EpisodePage, error)
 
+	// ExpireDerived sets the expiry of agent's memories derived from one of ids
+	// (derived_from) that would outlive at to at, and returns their ids.
+	ExpireDerived(ctx context.Context, agent string, ids []string, at time.Time) ([]string, error)
+
 	// EpisodeNeighbours returns, for each of ids that lies in vis, the episodes of its
 	// space (and agent) just before and after it by reference time, said within
 	// `within` of it, that pass the filter as SearchEpisodes applies it; nil where none.

@@ -199,6 +199,27 @@ func TestDerived_OnlyTheAgentsOwnWords(t *testing.T) {
 	if got.ExpiresAt == nil || !got.ExpiresAt.Equal(soon) {
 		t.Errorf("the compaction of memories expiring at %v and %v expires at %v, want the first", soon, later, got.ExpiresAt)
 	}
+	for name, at := range map[string]any{"later than its first source": later, "never": nil} {
+		if s, body := w.owner.patch(summary.ID, "", map[string]any{"expires_at": at}); s != http.StatusBadRequest {
+			t.Errorf("the compaction's expiry set to %s: %d %s, want 400", name, s, body)
+		}
+	}
+	w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+summary.ID, map[string]any{"expires_at": soon.Add(-time.Minute)}, nil)
+	// A source given an expiry after the fact takes what was derived from it along,
+	// to the memories derived from those.
+	var kept added
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent, "messages": "A note kept for now."}, &kept)
+	var once, twice derived
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{kept.ID}}, &once)
+	w.owner.must(http.StatusAccepted, "POST", "/v1/memories/compact", map[string]any{"agent_id": w.agent, "episode_ids": []string{once.ID}}, &twice)
+	w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+kept.ID, map[string]any{"expires_at": soon}, nil)
+	for _, id := range []string{once.ID, twice.ID} {
+		got.ExpiresAt = nil
+		w.owner.must(http.StatusOK, "GET", "/v1/memories/"+id, nil, &got)
+		if got.ExpiresAt == nil || !got.ExpiresAt.Equal(soon) {
+			t.Errorf("memory %s, derived from one now expiring at %v, expires at %v", id, soon, got.ExpiresAt)
+		}
+	}
 }
 
 // TestDissolve_AfterTransfer: a team memory goes back, when the team is dissolved, only

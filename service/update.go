@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/memgate/memgate/access"
 	"github.com/memgate/memgate/graph"
@@ -52,7 +53,7 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 	// is judged against its sources (sourcesAllow), read before the update's
 	// transaction when the patch may move it.
 	var sources lineage
-	if p.Given["visibility"] || p.Given["team"] {
+	if p.Given["visibility"] || p.Given["team"] || p.Given["expires_at"] {
 		e, err := s.Mem.GetEpisode(ctx, id, vis)
 		if err != nil {
 			return nil, err
@@ -73,6 +74,19 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 		space, err := s.validate(c, &m)
 		if err != nil {
 			return nil, nil, err
+		}
+		// A derived memory is kept no longer than its sources: its expiry may be brought
+		// forward, or moved up to the first of theirs.
+		sooner := m.ExpiresAt != nil && e.ExpiresAt != nil && !m.ExpiresAt.After(*e.ExpiresAt)
+		if p.Given["expires_at"] && len(e.DerivedFrom) > 0 && !sooner {
+			if reason := sourcesAllow(e, sources, func(src *graph.Episode) string {
+				if src.ExpiresAt != nil && (m.ExpiresAt == nil || m.ExpiresAt.After(*src.ExpiresAt)) {
+					return "it expires at " + src.ExpiresAt.UTC().Format(time.RFC3339)
+				}
+				return ""
+			}); reason != "" {
+				return nil, nil, graph.Errorf(graph.EINVALID, "expires_at: a derived memory is kept no longer than its sources: %s", reason)
+			}
 		}
 		content := renderContent(&m)
 		rule := s.classify(space, m.AgentID, graph.Texts(m.Source, m.SourceDescription, content))
@@ -150,8 +164,25 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 	if err != nil {
 		return nil, s.recordIfForbidden(ctx, c, err)
 	}
+	if p.Given["expires_at"] && updated.ExpiresAt != nil {
+		if err := s.expireDerived(ctx, updated); err != nil {
+			return nil, err
+		}
+	}
 	s.provenance(c, updated)
 	return updated, nil
+}
+
+// expireDerived brings forward to e's expiry that of every memory derived from e, and
+// from those, that would outlive it: what a memory said is kept no longer than it is.
+func (s *Service) expireDerived(ctx context.Context, e *graph.Episode) error {
+	for ids, n := []string{e.UUID}, 0; len(ids) > 0 && n < maxLineage; n += len(ids) {
+		var err error
+		if ids, err = s.Mem.ExpireDerived(ctx, e.AgentID, ids, *e.ExpiresAt); err != nil {
+			return graph.Wrap(graph.EUNAVAILABLE, err, "the memory's expiry is set, but not yet that of the memories derived from it; send the change again")
+		}
+	}
+	return nil
 }
 
 // unmovable are the numbers of the versions of e (e itself, which the move keeps as a

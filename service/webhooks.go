@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -149,13 +150,13 @@ func checkEvents(events, allowed []string) error {
 }
 
 // webhookURL checks a URL's form: absolute http or https, a host, no user information
-// or fragment; where it points is CheckWebhookURL's to judge. It returns the URL
-// normalized as RFC 3986 (6.2.2, 6.2.3) has equivalent spellings normalized: scheme and
-// host in lower case, an address in its one form (an IPv4-mapped IPv6 one as IPv4), no
-// trailing dot, a port without leading zeros and not the scheme's default, the path
-// without dot segments and with no octet escaped that needs no escape, no empty query.
-// So the spellings of one receiver are one webhook target. A path escaping a slash is
-// kept as it is.
+// or fragment; where it points is CheckWebhookURL's to judge. It returns the URL in
+// RFC 3986's normal form (6.2.2, 6.2.3), so that the spellings of one receiver are one
+// webhook target: scheme and host in lower case, an address in its one form (an
+// IPv4-mapped IPv6 one as IPv4), no trailing dot, a port without leading zeros and
+// not the scheme's default; in the path and query, an escaped unreserved character
+// unescaped and every other escape in upper case; the path without dot segments, "/"
+// when empty; no empty query.
 func webhookURL(raw string) (string, error) {
 	if raw == "" {
 		return "", graph.Errorf(graph.EINVALID, "url is required")
@@ -171,28 +172,80 @@ func webhookURL(raw string) (string, error) {
 		return "", graph.Errorf(graph.EINVALID, "url must carry no user information and no fragment")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return "", graph.Errorf(graph.EINVALID, "url must be an absolute http or https URL")
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		host = ip.Unmap().String()
 	}
+	norm := url.URL{Scheme: u.Scheme, Host: host}
 	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+		norm.Host = "[" + host + "]"
 	}
 	port := strings.TrimLeft(u.Port(), "0")
 	if u.Port() != "" && port == "" {
 		port = "0"
 	}
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
+	if port != "" && !(u.Scheme == "http" && port == "80") && !(u.Scheme == "https" && port == "443") {
+		norm.Host += ":" + port
 	}
-	u.Host = host
-	if port != "" {
-		u.Host += ":" + port
+	out := norm.String() + withoutDotSegments(normalEscapes(u.EscapedPath()))
+	if q := normalEscapes(u.RawQuery); q != "" {
+		out += "?" + q
 	}
-	if !strings.Contains(strings.ToLower(u.RawPath), "%2f") {
-		u.Path, u.RawPath = u.ResolveReference(&url.URL{}).Path, ""
+	if len(out) > maxURLBytes {
+		return "", graph.Errorf(graph.EINVALID, "url must be at most %d bytes", maxURLBytes)
 	}
-	u.ForceQuery = false
-	return u.String(), nil
+	return out, nil
+}
+
+// normalEscapes is s (an escaped path or query) with each escape of an unreserved
+// character (RFC 3986: letters, digits, - . _ ~) replaced by the character and every
+// other escape in upper case.
+func normalEscapes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' || i+2 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		switch c := byte(v); {
+		case err != nil:
+			b.WriteByte(s[i])
+			continue
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.', c == '_', c == '~':
+			b.WriteByte(c)
+		default:
+			b.WriteString(strings.ToUpper(s[i : i+3]))
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+// withoutDotSegments is an absolute path (escaped) with its "." and ".." segments
+// resolved (RFC 3986, 5.2.4); "/" for an empty one.
+func withoutDotSegments(p string) string {
+	segments := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	var out []string
+	for i, seg := range segments {
+		last := i == len(segments)-1
+		switch seg {
+		case ".":
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, seg)
+			continue
+		}
+		if last { // a path ending in a dot segment ends in "/"
+			out = append(out, "")
+		}
+	}
+	return "/" + strings.Join(out, "/")
 }
 
 // ListWebhooks lists c's webhooks, and for an admin host its organization's audit

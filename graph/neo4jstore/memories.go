@@ -195,6 +195,18 @@ func (db *DB) searchEpisodes(ctx context.Context, query string, vis graph.Visibl
 	return scoredEpisodes(records), nil
 }
 
+func (db *DB) ExpireDerived(ctx context.Context, agent string, ids []string, at time.Time) ([]string, error) {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "episode_expire_derived", map[string]any{"agent": agent, "ids": nonNil(ids), "at": at.UTC()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(records))
+	for i, r := range records {
+		out[i] = str(r.Values[0])
+	}
+	return out, nil
+}
+
 func (db *DB) EpisodeNeighbours(ctx context.Context, ids []string, vis graph.Visible, f graph.SearchFilter, within time.Duration) (map[string][2]*graph.Episode, error) {
 	if err := enumerated(vis); err != nil {
 		return nil, err
