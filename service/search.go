@@ -65,7 +65,8 @@ const (
 	// memories lend afterShare of their fused score to the turn just after them and
 	// beforeShare to the one just before, when it was said within neighbourWindow of
 	// them; a neighbour search did not find is ranked by what it was lent. On LoCoMo's
-	// seven conversations this took memories' evidence recall@10 from 0.641 to 0.684
+	// seven conversations (all-MiniLM-L6-v2) this took memories' evidence recall@10
+	// from 0.641 to 0.681, and the context block's evidence from 0.720 to 0.754
 	// (shares of 1 and 0.5: 0.655; the turns of the 20 best: no more, in half again
 	// the time).
 	neighbourHits   = 10
