@@ -205,6 +205,8 @@ func TestDerived_OnlyTheAgentsOwnWords(t *testing.T) {
 		}
 	}
 	w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+summary.ID, map[string]any{"expires_at": soon.Add(-time.Minute)}, nil)
+	// One whose source is gone may still be given an expiry.
+	w.owner.must(http.StatusOK, "PATCH", "/v1/memories/"+first.ID, map[string]any{"expires_at": later}, nil)
 	// A source given an expiry after the fact takes what was derived from it along,
 	// to the memories derived from those.
 	var kept added

@@ -76,8 +76,8 @@ func (s *Service) Update(ctx context.Context, c Call, id string, p Patch) (_ *gr
 			return nil, nil, err
 		}
 		// A derived memory is kept no longer than its sources: its expiry may be brought
-		// forward, or moved up to the first of theirs.
-		sooner := m.ExpiresAt != nil && e.ExpiresAt != nil && !m.ExpiresAt.After(*e.ExpiresAt)
+		// forward (set, when it had none), or moved up to the first of theirs.
+		sooner := m.ExpiresAt != nil && (e.ExpiresAt == nil || !m.ExpiresAt.After(*e.ExpiresAt))
 		if p.Given["expires_at"] && len(e.DerivedFrom) > 0 && !sooner {
 			if reason := sourcesAllow(e, sources, func(src *graph.Episode) string {
 				if src.ExpiresAt != nil && (m.ExpiresAt == nil || m.ExpiresAt.After(*src.ExpiresAt)) {
