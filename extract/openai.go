@@ -82,7 +82,7 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 	if opts.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	}
-	cfg.HTTPClient = schemaBeside{&http.Client{Timeout: opts.Timeout}}
+	cfg.HTTPClient = compatible{&http.Client{Timeout: opts.Timeout}}
 	if opts.RetryBase == 0 {
 		opts.RetryBase = 500 * time.Millisecond
 	}
@@ -98,11 +98,14 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 	return o
 }
 
-// schemaBeside sends a json_object request with its schema where llama-cpp-python
-// reads it, response_format.schema: go-openai writes a schema only under json_schema.
-type schemaBeside struct{ next *http.Client }
+// compatible meets OpenAI-compatible servers where they differ from OpenAI's API: it
+// sends a json_object request with its schema where llama-cpp-python reads it,
+// response_format.schema (go-openai writes a schema only under json_schema), and reads
+// the one JSON body a server answers a streamed request with as the stream it stands
+// for (asEvents).
+type compatible struct{ next *http.Client }
 
-func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
+func (t compatible) Do(r *http.Request) (*http.Response, error) {
 	traceparentTo(r)
 	if r.Body == nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		return t.next.Do(r)
@@ -128,7 +131,52 @@ func (t schemaBeside) Do(r *http.Request) (*http.Response, error) {
 		}
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return t.next.Do(r)
+	resp, err := t.next.Do(r)
+	var streamed bool
+	if err != nil || json.Unmarshal(req["stream"], &streamed) != nil || !streamed || resp.StatusCode != http.StatusOK ||
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	events := asEvents(answer)
+	resp.Header.Set("Content-Type", "text/event-stream")
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(events)), int64(len(events))
+	return resp, nil
+}
+
+// maxAnswerBytes bounds a chat answer read whole.
+const maxAnswerBytes = 8 << 20
+
+// asEvents is a chat completion answered as one JSON body written as the server-sent
+// events a streamed answer is: one chunk with each choice's message as its delta (its
+// content, or its tool calls), its finish reason and the answer's usage (in the same
+// chunk, so that a reading that stops once the answer has ended still counts it), and
+// [DONE]. A body that is not a chat completion is passed on as it is, and
+// the stream reader reports it (an error object) or finds no answer in it.
+func asEvents(body []byte) []byte {
+	var whole openai.ChatCompletionResponse
+	if json.Unmarshal(body, &whole) != nil || len(whole.Choices) == 0 {
+		return body
+	}
+	chunk := openai.ChatCompletionStreamResponse{ID: whole.ID, Object: "chat.completion.chunk", Created: whole.Created, Model: whole.Model}
+	for _, c := range whole.Choices {
+		calls := make([]openai.ToolCall, len(c.Message.ToolCalls))
+		for i, call := range c.Message.ToolCalls {
+			calls[i] = call
+			calls[i].Index = &i
+		}
+		chunk.Choices = append(chunk.Choices, openai.ChatCompletionStreamChoice{Index: c.Index, FinishReason: c.FinishReason,
+			Delta: openai.ChatCompletionStreamChoiceDelta{Role: c.Message.Role, Content: c.Message.Content, ToolCalls: calls}})
+	}
+	if whole.Usage.PromptTokens+whole.Usage.CompletionTokens > 0 {
+		chunk.Usage = &whole.Usage
+	}
+	b, _ := json.Marshal(chunk)
+	return fmt.Appendf(nil, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
 // extraction is an extraction call's answer, as the model writes it; the schema it is
@@ -494,7 +542,7 @@ func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMes
 	case OutputJSONSchema:
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
 			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema, Strict: true}}
-	case OutputJSONObject: // schemaBeside moves the schema to where llama-cpp-python reads it
+	case OutputJSONObject: // compatible moves the schema to where llama-cpp-python reads it
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject,
 			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: schema}}
 	case OutputTools:

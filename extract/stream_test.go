@@ -199,3 +199,32 @@ func TestExtract_OutputBudget(t *testing.T) {
 		t.Errorf("the judgement asked for %d tokens, want llm.max_tokens %d", judge, maxTokens)
 	}
 }
+
+// TestStream_AnsweredWhole: a server that answers a streamed request with one JSON body
+// (as some OpenAI-compatible servers do) is read as the stream it stands for, in every
+// structured-output mode: the answer extracted in one call, its usage counted.
+func TestStream_AnsweredWhole(t *testing.T) {
+	t.Parallel()
+	for _, mode := range extract.OutputModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			o, llm, m := model(t, mode, 2048)
+			llm.Answer("Alice works at Acme", aliceAcme)
+			llm.AnswerWhole()
+			llm.ReportUsage(120, 30, 1)
+			x, err := o.Extract(context.Background(), episode("Alice works at Acme as an engineer."), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(x.Entities) != 2 || x.Entities[0].Name != "Alice" || x.Entities[1].Name != "Acme" || len(x.Facts) != 1 {
+				t.Fatalf("extracted %+v, want Alice, Acme and WORKS_AT", x)
+			}
+			if reqs := llm.Requests(); len(reqs) != 1 || !reqs[0].Stream || reqs[0].Chunks != 0 {
+				t.Fatalf("requests %+v, want one, asking for a stream, answered whole", reqs)
+			}
+			if m.ChatPromptTokens.Load() != 120 || m.ChatOutputTokens.Load() != 30 {
+				t.Errorf("tokens counted: %d prompt, %d output; want the server's 120 and 30", m.ChatPromptTokens.Load(), m.ChatOutputTokens.Load())
+			}
+		})
+	}
+}

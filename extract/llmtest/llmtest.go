@@ -47,6 +47,7 @@ type Server struct {
 	runOn    runOn
 	requests []Request
 	usage    *usage // fixed usage every call reports; nil: sizes as below
+	whole    bool   // every answer one JSON body, streamed or not asked
 	failEmb  int    // embedding calls still to fail with a 500
 	embReqs  []EmbeddingRequest
 	traces   []string // the traceparent header of every call, chat and embeddings
@@ -130,6 +131,14 @@ func (s *Server) ReportUsage(prompt, completion, perInput int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.usage = &usage{prompt, completion, perInput}
+}
+
+// AnswerWhole makes the server answer every chat call with one JSON body, also one
+// that asked for a stream, as some OpenAI-compatible servers do.
+func (s *Server) AnswerWhole() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.whole = true
 }
 
 // FailEmbeddings makes the next n embedding calls fail with a 500, after their input
@@ -348,7 +357,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	hang, delay, fixed := s.hang, s.delay, s.usage
+	hang, delay, fixed, whole := s.hang, s.delay, s.usage, s.whole
 	s.mu.Unlock()
 	asleep := time.Now()
 	time.Sleep(delay)
@@ -388,7 +397,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		limit = 4096
 	}
 	tokens := pieces(content)
-	if req.Stream {
+	if req.Stream && !whole {
 		report := func(sent int) (int, int) {
 			if fixed != nil {
 				return fixed.prompt, fixed.completion
