@@ -73,7 +73,7 @@ CALL (episodes) {
 CALL (episodes) {
   UNWIND CASE WHEN $episodes AND $embedding IS NOT NULL THEN episodes ELSE [] END AS x
   WITH x WHERE x.content_embedding IS NOT NULL AND {{episode_filter}}
-  WITH x, vector.similarity.cosine(x.content_embedding, $embedding) AS score ORDER BY score DESC LIMIT $limit
+  {{episode_meaning}}
   RETURN collect([x, score]) AS episode_vector
 }
 RETURN fact_text, fact_vector, entity_text, entity_vector, episode_text, episode_vector

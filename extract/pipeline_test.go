@@ -1115,3 +1115,66 @@ func TestPipeline_DirectFact(t *testing.T) {
 		t.Fatalf("facts: %+v", facts)
 	}
 }
+
+// TestPipeline_TurnBefore: extraction embeds a memory alone and read after the turn
+// before it (its agent's, in its space, said within graph.TurnWindow), so a reply is
+// found by what it answers; a memory said long after the one before it, or first,
+// gets no such vector, and when the turn before goes, the reply loses the vector its
+// words made and is embedded again without them.
+func TestPipeline_TurnBefore(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.start(p.runner(2, 3))
+	ctx := context.Background()
+	group := p.space("turns")
+	at := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	question := p.addAt(group, "Did you adopt the beagle from the shelter?", at)
+	reply := p.addAt(group, "Yes, last week!", at.Add(time.Minute))
+	later := p.addAt(group, "The garden needs water.", at.Add(time.Hour))
+	p.wait([]*graph.Episode{question, reply, later}, time.Minute)
+	emb := p.opts
+	emb.Model = "embedder"
+	want, err := extract.NewOpenAI(emb, nil).Embed(ctx, []string{question.Content + " " + reply.Content, reply.Content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vectors := func() map[string][2][]float32 {
+		out := map[string][2][]float32{}
+		for _, r := range neo4jtest.Rows(t, `MATCH (e:Episodic) WHERE e.group_id = $g AND e.status = 'done'
+			RETURN e.uuid AS id, e.content_embedding AS alone, e.turn_embedding AS turn`, map[string]any{"g": group}) {
+			out[r["id"].(string)] = [2][]float32{float32s(r["alone"]), float32s(r["turn"])}
+		}
+		return out
+	}
+	got := vectors()
+	if v := got[reply.UUID]; graph.Cosine(v[1], want[0]) < 0.9999 || graph.Cosine(v[0], want[1]) < 0.9999 {
+		t.Errorf("the reply's vectors are not its words after the question's and its words alone (cosines %.4f, %.4f)",
+			graph.Cosine(v[1], want[0]), graph.Cosine(v[0], want[1]))
+	}
+	for _, e := range []*graph.Episode{question, later} {
+		if v := got[e.UUID]; v[0] == nil || v[1] != nil {
+			t.Errorf("%q: embedded alone %v, after a turn before it %v; want only alone", e.Content, v[0] != nil, v[1] != nil)
+		}
+	}
+	if err := p.db.DeleteEpisode(ctx, question.UUID, graph.Visible{GroupIDs: []string{group}},
+		func(*graph.Episode) (*graph.AuditEvent, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := neo4jtest.Count(t, `MATCH (e:Episodic {uuid: $id}) WHERE e.turn_embedding IS NOT NULL RETURN count(e)`,
+		map[string]any{"id": reply.UUID}); n != 0 {
+		t.Error("the reply kept the vector the deleted question's words made")
+	}
+	p.wait([]*graph.Episode{reply}, time.Minute)
+	if v := vectors()[reply.UUID]; v[0] == nil || v[1] != nil {
+		t.Errorf("extracted again, the reply is embedded alone %v, after a turn before it %v; want only alone", v[0] != nil, v[1] != nil)
+	}
+}
+
+func float32s(v any) []float32 {
+	list, _ := v.([]any)
+	var out []float32
+	for _, x := range list {
+		out = append(out, float32(x.(float64)))
+	}
+	return out
+}

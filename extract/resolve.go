@@ -103,9 +103,16 @@ func (r *Resolver) neighbourhood(ctx context.Context, q graph.NeighbourhoodQuery
 	return n[0], nil
 }
 
-// embed embeds texts and, last, the episode's content, in one call.
-func (r *Resolver) embed(ctx context.Context, ep *graph.Episode, texts []string) ([][]float32, error) {
-	texts = append(texts, graph.CleanText(ep.Content, graph.EmbedTextBytes))
+// embed embeds texts and, into w, the episode's content, alone and read after the turn
+// before it when there is one (Embedding, TurnEmbedding), in one call.
+func (r *Resolver) embed(ctx context.Context, w *graph.GraphWrite, before *graph.Episode, texts []string) ([][]float32, error) {
+	n := len(texts)
+	content := graph.CleanText(w.Episode.Content, graph.EmbedTextBytes)
+	texts = append(texts, content)
+	if before != nil {
+		// The turn before gives at most half the text: the episode's words come whole.
+		texts = append(texts, graph.CleanText(graph.CleanText(before.Content, graph.EmbedTextBytes/2)+" "+content, graph.EmbedTextBytes))
+	}
 	vectors, err := r.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("embedding: %w", err)
@@ -113,7 +120,11 @@ func (r *Resolver) embed(ctx context.Context, ep *graph.Episode, texts []string)
 	if len(vectors) != len(texts) {
 		return nil, fmt.Errorf("embedding: %d vectors for %d texts", len(vectors), len(texts))
 	}
-	return vectors, nil
+	w.Embedding = vectors[n]
+	if before != nil {
+		w.TurnEmbedding = vectors[n+1]
+	}
+	return vectors[:n], nil
 }
 
 // namespace of the deterministic uuids: re-running an episode after a crash MERGEs
@@ -126,17 +137,14 @@ func stableUUID(parts ...string) string {
 
 // Resolve matches the extracted entities to the space's entities (exact normalised
 // name, then fuzzy name, then name embedding), merges duplicate facts, applies the
-// temporal rules, and embeds what is new in one call.
-func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extracted) (*graph.GraphWrite, error) {
+// temporal rules, and embeds what is new in one call, the episode alone and after
+// before, the turn it follows (graph.TurnBefore; nil for none).
+func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extracted, before *graph.Episode) (*graph.GraphWrite, error) {
 	now := r.Now().UTC()
 	w := &graph.GraphWrite{Episode: ep}
 	if len(x.Entities) == 0 {
-		vectors, err := r.embed(ctx, ep, nil)
-		if err != nil {
-			return nil, err
-		}
-		w.Embedding = vectors[0]
-		return w, nil
+		_, err := r.embed(ctx, w, before, nil)
+		return w, err
 	}
 	names := make([]string, len(x.Entities))
 	for i, e := range x.Entities {
@@ -163,11 +171,10 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	for _, f := range x.Facts {
 		facts = append(facts, f.Fact)
 	}
-	vectors, err := r.embed(ctx, ep, append(slices.Clone(names), facts...))
+	vectors, err := r.embed(ctx, w, before, append(slices.Clone(names), facts...))
 	if err != nil {
 		return nil, err
 	}
-	w.Embedding = vectors[len(vectors)-1]
 
 	matches := make([]*graph.EntityNode, len(x.Entities))
 	var pairs []NamePair

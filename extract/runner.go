@@ -313,7 +313,9 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	// The deployment's types, or the fewer its space's owner chose.
 	ont := graph.Ontology{EntityTypes: r.Types, EdgeTypes: r.EdgeTypes}.Within(j.Types)
 	x, direct := graph.Direct(j.Episode) // a fact stated directly is read as given
+	var before *graph.Episode
 	if !direct {
+		before = graph.TurnBefore(j.Episode, j.Previous)
 		ctx, end := r.phase(j.ctx, "extract")
 		if j.Types != nil {
 			ctx = WithOntology(ctx, ont)
@@ -332,7 +334,7 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)
 	}
 	resolveCtx, end := r.phase(j.ctx, "resolve")
-	w, err := r.Resolver.Resolve(resolveCtx, j.Episode, clean)
+	w, err := r.Resolver.Resolve(resolveCtx, j.Episode, clean, before)
 	end(err)
 	if err != nil {
 		return nil, fmt.Errorf("resolution: %w", err)

@@ -130,8 +130,10 @@ type GraphWrite struct {
 	// transaction that saves the write (or, when the lease was lost, that refuses it).
 	Cost Cost
 	// Embedding is the episode's content embedded, which ranks it by meaning in search
-	// (nil: it has none).
-	Embedding []float32
+	// (nil: it has none); TurnEmbedding is its content read after the turn before it
+	// (TurnBefore, one of Context), which search ranks it by as well (nil: it follows
+	// none). A reply ("Yes, last week!") means little alone.
+	Embedding, TurnEmbedding []float32
 }
 
 // Mention is an episode's mention of an entity and what that episode said of it, its

@@ -290,3 +290,25 @@ type Memories interface {
 	// passed. q.AgentID is not read: the caller names the agent's spaces in vis.
 	Usage(ctx context.Context, vis Visible, q UsageQuery) (Usage, error)
 }
+
+// TurnWindow is how far apart two memories of one agent and space may have been said
+// to be turns of one conversation: search ranks the turns around a memory it found
+// (episode_neighbours), and extraction reads a memory after the turn before it (TurnBefore).
+const TurnWindow = 10 * time.Minute
+
+// TurnBefore is, of earlier (episodes of e's space), the turn e answers: the latest by
+// reference time, then creation, of e's agent said within TurnWindow before e, or nil.
+func TurnBefore(e *Episode, earlier []*Episode) *Episode {
+	var before *Episode
+	for _, p := range earlier {
+		gap := e.ValidAt.Sub(p.ValidAt)
+		switch {
+		case p.UUID == e.UUID || p.GroupID != e.GroupID || p.AgentID != e.AgentID || gap < 0 || gap > TurnWindow:
+		case gap == 0 && !p.CreatedAt.Before(e.CreatedAt):
+		case before == nil || p.ValidAt.After(before.ValidAt) ||
+			(p.ValidAt.Equal(before.ValidAt) && p.CreatedAt.After(before.CreatedAt)):
+			before = p
+		}
+	}
+	return before
+}

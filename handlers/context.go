@@ -72,7 +72,7 @@ type mcpContext struct {
 	Messages  []messageRequest `json:"messages,omitempty" jsonschema:"the recent conversation, oldest first (role, content): the query is built from it, tool output and long JSON left out"`
 	Query     string           `json:"query,omitempty" jsonschema:"what the turn is about, instead of messages"`
 	MaxTokens int              `json:"max_tokens,omitempty" jsonschema:"the most tokens the context may hold (default 1000)"`
-	AsOf      *time.Time       `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339), instead of the current ones"`
+	AsOf      *time.Time       `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339), instead of the current ones, and the memories said by then; no entity summaries (they are written from what is known now)"`
 	Scopes    []string         `json:"scopes,omitempty" jsonschema:"team:NAME or global, to draw on those spaces too"`
 	mcpTypes
 }

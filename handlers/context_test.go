@@ -20,7 +20,8 @@ type turnContext struct {
 
 // The context of a turn over REST and MCP: the facts that hold with their time in
 // words, the entities they name, the memories with tool output left out (and kept in
-// the memory), as_of for the past; nothing of another owner's private memory, and
+// the memory), as_of for the past (facts that held then, memories said by then, no
+// entity summary); nothing of another owner's private memory, and
 // for another requester only what it may see of the agent.
 func TestContext(t *testing.T) {
 	t.Parallel()
@@ -90,6 +91,9 @@ func TestContext(t *testing.T) {
 	facts, _, _ = strings.Cut(then.Context, "\n\n")
 	if !strings.Contains(facts, "Facts as of 1 June 2023:\n- Alice works at Acme as an engineer (start unknown, until March 2024)") || strings.Contains(facts, "joined Globex") {
 		t.Errorf("as_of 2023: the Acme fact, ended in March 2024, and not Globex:\n%s", then.Context)
+	}
+	if !strings.Contains(then.Context, "10 January 2022: Alice works at Acme") || strings.Contains(then.Context, "joined Globex") {
+		t.Errorf("as_of 2023: the memory said in 2022, and none said after June 2023:\n%s", then.Context)
 	}
 	small := ask(owner, map[string]any{"query": "Where does Alice work?", "max_tokens": 12})
 	if small.Tokens > 12 {

@@ -46,7 +46,7 @@ type mcpSearch struct {
 	Scopes         []string   `json:"scopes,omitempty" jsonschema:"team:NAME or global, to search those spaces too"`
 	Include        []string   `json:"include,omitempty" jsonschema:"facts, entities and/or episodes (default all)"`
 	CenterEntityID string     `json:"center_entity_id,omitempty" jsonschema:"an entity id: search around it, nearest first"`
-	AsOf           *time.Time `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339)"`
+	AsOf           *time.Time `json:"as_of,omitempty" jsonschema:"the facts that held at this time (RFC 3339), and the memories said by then"`
 	IncludeExpired bool       `json:"include_expired,omitempty" jsonschema:"also facts that no longer hold"`
 	mcpTypes
 }

@@ -267,7 +267,9 @@ func buildContext(res *SearchResult, query string, tok *Tokenizer, budget int, a
 		entityValue[h.Entity.UUID] = max(entityValue[h.Entity.UUID], rankValue(rank))
 	}
 	for _, e := range entities {
-		if strings.TrimSpace(e.Summary) == "" || !bears(e.Name) {
+		// A summary is written from all that is known now, so it is no line of a block
+		// as of an earlier time.
+		if asOf != nil || strings.TrimSpace(e.Summary) == "" || !bears(e.Name) {
 			continue
 		}
 		name := e.Name

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -63,16 +62,15 @@ const (
 	// A memory found bears on the turns around it in its conversation: an answer
 	// follows its question, a question leads to its answer. The neighbourHits best
 	// memories lend afterShare of their fused score to the turn just after them and
-	// beforeShare to the one just before, when it was said within neighbourWindow of
+	// beforeShare to the one just before, when it was said within graph.TurnWindow of
 	// them; a neighbour search did not find is ranked by what it was lent. On LoCoMo's
 	// seven conversations (all-MiniLM-L6-v2) this took memories' evidence recall@10
 	// from 0.641 to 0.681, and the context block's evidence from 0.720 to 0.754
 	// (shares of 1 and 0.5: 0.655; the turns of the 20 best: no more, in half again
 	// the time).
-	neighbourHits   = 10
-	afterShare      = 0.5
-	beforeShare     = 0.25
-	neighbourWindow = 10 * time.Minute
+	neighbourHits = 10
+	afterShare    = 0.5
+	beforeShare   = 0.25
 )
 
 var (
@@ -511,7 +509,7 @@ func (s *Service) withNeighbours(ctx context.Context, hits []graph.ScoredEpisode
 	for i, h := range best {
 		ids[i] = h.Episode.UUID
 	}
-	around, err := s.Mem.EpisodeNeighbours(ctx, ids, vis, f, neighbourWindow)
+	around, err := s.Mem.EpisodeNeighbours(ctx, ids, vis, f, graph.TurnWindow)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ var queryNames = []string{
 	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",
 	"audit_create", "audit_list",
 	"principal_resolve", "principal_set_promoter", "consistency_key", "consistency_latest",
-	"org_backfill", "webhook_backfill", "org_move_check", "org_move_nodes", "org_move_edges",
+	"org_backfill", "webhook_backfill", "vector_backfill", "org_move_check", "org_move_nodes", "org_move_edges",
 	"agent_create", "agent_get", "agent_list", "agent_set_owner", "agent_erase_lock", "agent_delete", "agent_share", "agent_unshare", "agent_public_write",
 	"agent_delegate", "agent_undelegate",
 	"share_lapsed", "share_lapse", "share_use_audit",

@@ -113,6 +113,9 @@ func updateProps(e *graph.Episode, requeue bool) map[string]any {
 		// or the update did (Episode.Embedding).
 		p["content_embedding"] = nil
 	}
+	if requeue {
+		p["turn_embedding"] = nil // extraction reads it after the turn before it again
+	}
 	return p
 }
 

@@ -163,9 +163,10 @@ func nonZero(t time.Time) *time.Time {
 }
 
 // floats converts an embedding for the driver. A zero vector (what a text without
-// words embeds to) becomes nil: cosine similarity is undefined for it, and Neo4j's
-// vector functions refuse it.
-func floats(v []float32) []float64 {
+// words embeds to) and no vector are null: cosine similarity is undefined for them, and
+// Neo4j's vector functions refuse them. Untyped, because a typed nil slice reaches Neo4j
+// as an empty list, which every vector function then meets and fails on.
+func floats(v []float32) any {
 	out := make([]float64, len(v))
 	zero := true
 	for i, x := range v {

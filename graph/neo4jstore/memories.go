@@ -211,7 +211,7 @@ func (db *DB) EpisodeNeighbours(ctx context.Context, ids []string, vis graph.Vis
 	if err := enumerated(vis); err != nil {
 		return nil, err
 	}
-	params := visParams(vis, map[string]any{"uuids": nonNil(ids), "window": window(nil, f.CreatedAfter, f.CreatedBefore),
+	params := visParams(vis, map[string]any{"uuids": nonNil(ids), "window": window(graph.SearchFilter{CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, AsOf: f.AsOf}),
 		"within": int64(within / time.Second)})
 	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_neighbours", params)
 	if err != nil {
@@ -578,7 +578,7 @@ func (db *DB) Usage(ctx context.Context, vis graph.Visible, q graph.UsageQuery) 
 	if err := enumerated(vis); err != nil {
 		return graph.Usage{}, err
 	}
-	params := visParams(vis, map[string]any{"window": window(nil, q.Since, q.Until)})
+	params := visParams(vis, map[string]any{"window": window(graph.SearchFilter{CreatedAfter: q.Since, CreatedBefore: q.Until})})
 	records, err := db.run(ctx, neo4j.AccessModeRead, "episode_usage", params)
 	if err != nil {
 		return graph.Usage{}, err

@@ -12,8 +12,8 @@ import (
 	"github.com/memgate/memgate/graph"
 )
 
-// Migrate applies every schema statement (each is idempotent), fills in what older
-// versions did not record (authorship_backfill, org_backfill), and records the schema
+// Migrate applies every schema statement (each is idempotent), fills in or mends what older
+// versions did not record or recorded wrong (the *_backfill queries), and records the schema
 // version. A migration that requires a later Neo4j than the server's is skipped and its
 // version recorded all the same (cypher.Migration). dimensions is the embedder's vector size; Migrate refuses to run
 // when an existing vector index was built for another size, since mixing sizes would
@@ -96,7 +96,7 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			return db.storeError("waiting for fulltext index episode_content", err)
 		}
 	}
-	for _, backfill := range []string{"authorship_backfill", "org_backfill", "webhook_backfill"} {
+	for _, backfill := range []string{"authorship_backfill", "org_backfill", "webhook_backfill", "vector_backfill"} {
 		if _, err := db.run(ctx, neo4j.AccessModeWrite, backfill, nil); err != nil {
 			return err
 		}

@@ -29,18 +29,21 @@ func searchParams(vis graph.Visible, f graph.SearchFilter, limit int, params map
 	}
 	params["limit"] = int64(limit)
 	typeParams(f.TypeFilter, params)
-	params["window"] = window(f.Relations, f.CreatedAfter, f.CreatedBefore)
+	params["window"] = window(f)
 	params["at"], params["as_of"], params["include_expired"] = at, asOf, f.IncludeExpired
 	params["embeddings"] = f.WithEmbeddings
 	return visParams(vis, params)
 }
 
 // window is the parameter of the relation and creation-time filters of _fact_filter,
-// _entity_filter and _episode_filter, $window: one map, for the reason typeParams
-// gives. As three parameters, a search with a relation or a time bound and one without
-// were two plans of each search query, each taking seconds of Neo4j's CPU to make.
-func window(relations []string, after, before *time.Time) map[string]any {
-	return map[string]any{"relations": nonNil(relations), "created_after": optTime(after), "created_before": optTime(before)}
+// _entity_filter and _episode_filter, and of the last's bound on reference time (a
+// memory said after as_of is not among what was known then), $window: one map, for
+// the reason typeParams gives. As separate parameters, a search with a relation or a
+// time bound and one without were two plans of each search query, each taking seconds
+// of Neo4j's CPU to make.
+func window(f graph.SearchFilter) map[string]any {
+	return map[string]any{"relations": nonNil(f.Relations), "created_after": optTime(f.CreatedAfter),
+		"created_before": optTime(f.CreatedBefore), "said_by": optTime(f.AsOf)}
 }
 
 // textParam is the parameter of _bm25, $words: the query's words in a map, so that a
@@ -148,11 +151,8 @@ func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visi
 		return &graph.Found{}, err
 	}
 	params := searchParams(vis, f, limit, map[string]any{"words": textParam(graph.QueryWords(q.Text)),
-		"embedding": nil, "exact_max": int64(exactSearchMax),
+		"embedding": floats(q.Vector), "exact_max": int64(exactSearchMax),
 		"facts": q.Facts, "entities": q.Entities, "episodes": q.Episodes})
-	if v := floats(q.Vector); v != nil { // a typed nil would reach Neo4j as an empty list
-		params["embedding"] = v
-	}
 	records, err := db.run(ctx, neo4j.AccessModeRead, "search_small", params)
 	if err != nil || len(records) == 0 {
 		return nil, err

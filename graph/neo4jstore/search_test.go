@@ -479,3 +479,66 @@ func TestTextSearch_ScoresFromVisibleOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorSearch_WordlessItems: an entity, a fact and a memory of no words (whose
+// vectors are zero: no direction to rank by) are stored without a vector, and those an
+// earlier memgate stored with an empty one lose it at start, so vector search over
+// their space still ranks the rest, by each method and in one round trip.
+func TestVectorSearch_WordlessItems(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := context.Background()
+	run := uuid.NewString()[:8]
+	neo4jtest.Forget(t, run)
+	space := graph.DefaultOrg.Private("wordless-" + run)
+	now := time.Now().UTC()
+	if err := db.CreateAgent(ctx, graph.DefaultOrg, &graph.Agent{ID: space.Agent, OwnerID: "owner-" + run, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	emb := extract.Hashing{Dimensions: neo4jtest.Dimensions}
+	texts := []string{"Alice" + run, "...", "Alice" + run + " plays chess.", "?!"}
+	v, _ := emb.Embed(ctx, texts)
+	var entities []*graph.EntityNode
+	var facts []*graph.Fact
+	for i, text := range texts {
+		entities = append(entities, &graph.EntityNode{UUID: uuid.NewString(), Name: text, GroupID: space.GroupID(), CreatedAt: now, NameEmbedding: v[i]})
+		e := &graph.Episode{UUID: uuid.NewString(), GroupID: space.GroupID(), AgentID: space.Agent, Source: graph.SourceText,
+			Content: text, CreatedAt: now, ValidAt: now, Status: graph.StatusDone, Name: "wordless", Unextracted: true, Embedding: v[i]}
+		if res := db.CreateEpisodes(ctx, []*graph.Episode{e})[0]; res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	for i, text := range texts {
+		facts = append(facts, &graph.Fact{UUID: uuid.NewString(), Name: "SAID", Fact: text, SourceUUID: entities[0].UUID,
+			TargetUUID: entities[2].UUID, GroupID: space.GroupID(), Episodes: []string{uuid.NewString()}, CreatedAt: now, FactEmbedding: v[i]})
+	}
+	if err := db.SaveGraph(ctx, entities, facts); err != nil {
+		t.Fatal(err)
+	}
+	// What an earlier memgate stored for a text of no words: empty lists, which Migrate
+	// removes at start.
+	if err := neo4jtest.Run(neo4jtest.URI(t), `MATCH (n:Entity {group_id: $g, name: '?!'}) SET n.name_embedding = []
+		WITH count(*) AS one MATCH (e:Episodic {group_id: $g, content: '?!'}) SET e.content_embedding = []
+		WITH count(*) AS two MATCH ()-[r:RELATES_TO {group_id: $g, fact: '?!'}]->() SET r.fact_embedding = []`,
+		map[string]any{"g": space.GroupID()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := emb.Embed(ctx, []string{"Does Alice" + run + " play chess?"})
+	vis := graph.Visible{GroupIDs: []string{space.GroupID()}}
+	f, err1 := db.FactsByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)
+	n, err2 := db.EntitiesByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)
+	e, err3 := db.EpisodesByVector(ctx, q[0], vis, graph.SearchFilter{}, 10)
+	small, err4 := db.SearchSmall(ctx, graph.Retrieval{Vector: q[0], Facts: true, Entities: true, Episodes: true}, vis, graph.SearchFilter{}, 10)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	if len(f) != 2 || len(n) != 2 || len(e) != 2 {
+		t.Errorf("by each method %d facts, %d entities, %d memories; want the 2 of words of each", len(f), len(n), len(e))
+	}
+	if small == nil || len(small.Facts) == 0 || len(small.Facts[len(small.Facts)-1]) != 2 ||
+		len(small.Entities[len(small.Entities)-1]) != 2 || len(small.Episodes[len(small.Episodes)-1]) != 2 {
+		t.Errorf("in one round trip: %+v; want the 2 of words of each kind by vector", small)
+	}
+}

@@ -288,7 +288,7 @@ func TestSummaries_FollowTheirMemories(t *testing.T) {
 		}
 		resolver := &extract.Resolver{Know: w.db, Embedder: extract.Hashing{Dimensions: neo4jtest.Dimensions}, Now: time.Now}
 		write, err := resolver.Resolve(ctx, claimed[0].Episode, &graph.Extracted{Entities: []graph.ExtractedEntity{
-			{Name: "Dana Reyes", Type: "Person", Summary: "Sorts old letters."}}})
+			{Name: "Dana Reyes", Type: "Person", Summary: "Sorts old letters."}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
