@@ -5,4 +5,4 @@ MATCH (d:Episodic)
 WHERE d.uuid IN $uuids AND d.group_id = $group_id
 SET d.status = 'queued', d.attempts = 0, d.last_error = '', d.retry_at = null, d.lease_owner = null,
     d.lease_expires_at = null, d.entity_edges = [], d.context_episodes = [],
-    d.turn_embedding = null
+    d.turn_embedding = null, d.turn_weight = null

@@ -76,7 +76,7 @@ CALL () {
   MATCH (e:Episodic {uuid: x.uuid})
   SET e.status = 'done', e.entity_edges = x.entity_edges, e.context_episodes = x.context, e.last_error = '',
       e.lease_owner = null, e.lease_expires_at = null, e.retry_at = null, e.content_embedding = x.embedding,
-      e.turn_embedding = x.turn_embedding
+      e.turn_embedding = x.turn_embedding, e.turn_weight = CASE WHEN x.turn_embedding IS NULL THEN null ELSE x.turn_weight END
   WITH e, x.cost AS cost
   {{cost_add}}
   // memory.done (webhook_emit).

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -1118,9 +1119,10 @@ func TestPipeline_DirectFact(t *testing.T) {
 
 // TestPipeline_TurnBefore: extraction embeds a memory alone and read after the turn
 // before it (its agent's, in its space, said within graph.TurnWindow), so a reply is
-// found by what it answers; a memory said long after the one before it, or first,
-// gets no such vector, and when the turn before goes, the reply loses the vector its
-// words made and is embedded again without them.
+// found by what it answers: vector search scores it by the mean of a query's cosines
+// with both (as Neo4j scores a cosine); a memory said long after the one before it,
+// or first, gets no such vector, and when the turn before goes, the reply loses the
+// vector its words made and is embedded again without them.
 func TestPipeline_TurnBefore(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
@@ -1147,9 +1149,31 @@ func TestPipeline_TurnBefore(t *testing.T) {
 		return out
 	}
 	got := vectors()
-	if v := got[reply.UUID]; graph.Cosine(v[1], want[0]) < 0.9999 || graph.Cosine(v[0], want[1]) < 0.9999 {
-		t.Errorf("the reply's vectors are not its words after the question's and its words alone (cosines %.4f, %.4f)",
-			graph.Cosine(v[1], want[0]), graph.Cosine(v[0], want[1]))
+	meaning, _ := graph.TurnMeaning(want[1], want[0])
+	if v := got[reply.UUID]; graph.Cosine(v[1], meaning) < 0.9999 || graph.Cosine(v[0], want[1]) < 0.9999 {
+		t.Errorf("the reply's vectors are not its words after the question's with its words alone, and its words alone (cosines %.4f, %.4f)",
+			graph.Cosine(v[1], meaning), graph.Cosine(v[0], want[1]))
+	}
+	query, err := extract.NewOpenAI(emb, nil).Embed(ctx, []string{"Where did the beagle come from?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := p.db.EpisodesByVector(ctx, query[0], graph.Visible{GroupIDs: []string{group}}, graph.SearchFilter{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored := func(c float64) float64 { return (1 + c) / 2 }
+	if len(hits) != 3 {
+		t.Fatalf("%d memories found by vector, want 3", len(hits))
+	}
+	for _, h := range hits {
+		score := scored(graph.Cosine(query[0], got[h.Episode.UUID][0]))
+		if h.Episode.UUID == reply.UUID {
+			score = (scored(graph.Cosine(query[0], want[1])) + scored(graph.Cosine(query[0], want[0]))) / 2
+		}
+		if math.Abs(h.Score-score) > 1e-5 {
+			t.Errorf("%q scored %.6f by vector, want %.6f", h.Episode.Content, h.Score, score)
+		}
 	}
 	for _, e := range []*graph.Episode{question, later} {
 		if v := got[e.UUID]; v[0] == nil || v[1] != nil {

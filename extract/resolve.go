@@ -122,7 +122,7 @@ func (r *Resolver) embed(ctx context.Context, w *graph.GraphWrite, before *graph
 	}
 	w.Embedding = vectors[n]
 	if before != nil {
-		w.TurnEmbedding = vectors[n+1]
+		w.TurnEmbedding, w.TurnWeight = graph.TurnMeaning(w.Embedding, vectors[n+1])
 	}
 	return vectors[:n], nil
 }

@@ -130,10 +130,12 @@ type GraphWrite struct {
 	// transaction that saves the write (or, when the lease was lost, that refuses it).
 	Cost Cost
 	// Embedding is the episode's content embedded, which ranks it by meaning in search
-	// (nil: it has none); TurnEmbedding is its content read after the turn before it
-	// (TurnBefore, one of Context), which search ranks it by as well (nil: it follows
-	// none). A reply ("Yes, last week!") means little alone.
+	// (nil: it has none). TurnEmbedding and TurnWeight are TurnMeaning of it and of its
+	// content read after the turn before it (TurnBefore, one of Context), which search
+	// ranks it by instead (nil: it follows none). A reply ("Yes, last week!") means
+	// little alone.
 	Embedding, TurnEmbedding []float32
+	TurnWeight               float64
 }
 
 // Mention is an episode's mention of an entity and what that episode said of it, its

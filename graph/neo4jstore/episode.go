@@ -114,7 +114,7 @@ func updateProps(e *graph.Episode, requeue bool) map[string]any {
 		p["content_embedding"] = nil
 	}
 	if requeue {
-		p["turn_embedding"] = nil // extraction reads it after the turn before it again
+		p["turn_embedding"], p["turn_weight"] = nil, nil // extraction reads it after the turn before it again
 	}
 	return p
 }
@@ -143,7 +143,7 @@ func costProps(c graph.Cost) map[string]any {
 	return map[string]any{
 		"attempt": c.Attempt, "chat_calls": c.ChatCalls, "prompt_tokens": c.PromptTokens, "completion_tokens": c.CompletionTokens,
 		"embedding_calls": c.EmbeddingCalls, "embedding_inputs": c.EmbeddingInputs, "embedding_tokens": c.EmbeddingTokens,
-		"seconds": c.Seconds,
+		"seconds": c.Seconds, "estimated": c.Estimated,
 	}
 }
 
@@ -154,7 +154,7 @@ func costOf(props map[string]any, prefix string) graph.Cost {
 		ChatCalls: num(props[prefix+"chat_calls"]), PromptTokens: num(props[prefix+"prompt_tokens"]),
 		CompletionTokens: num(props[prefix+"completion_tokens"]), EmbeddingCalls: num(props[prefix+"embedding_calls"]),
 		EmbeddingInputs: num(props[prefix+"embedding_inputs"]), EmbeddingTokens: num(props[prefix+"embedding_tokens"]),
-		Seconds: floatOf(props[prefix+"seconds"]),
+		Seconds: floatOf(props[prefix+"seconds"]), Estimated: props[prefix+"estimated"] == true,
 	}
 }
 

@@ -239,7 +239,7 @@ func (db *DB) Complete(ctx context.Context, worker string, ws []*graph.GraphWrit
 			// group_id: the space whose next episode the save makes claimable (queuedIn).
 			done = append(done, map[string]any{"uuid": w.Episode.UUID, "group_id": w.Episode.GroupID, "entity_edges": edges,
 				"context": nonNil(w.Context), "cost": costProps(w.Cost), "embedding": floats(w.Embedding),
-				"turn_embedding": floats(w.TurnEmbedding)})
+				"turn_embedding": floats(w.TurnEmbedding), "turn_weight": w.TurnWeight})
 		}
 		if len(done) == 0 && len(charged) == 0 {
 			return nil, nil
