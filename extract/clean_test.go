@@ -26,15 +26,18 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// TestClean_RelationTypes (issue 31, point 7): a built-in relation whose ends come the
-// wrong way round is turned round, one whose ends are of other default types is
-// dropped (wrong_types), and ends of no type or of a deployment's own types pass.
+// TestClean_RelationTypes: a built-in relation whose ends come the wrong way round is
+// turned round, a workplace guessed a Location becomes the Organization WORKS_AT
+// says it is (unless a fact kept before needs it a Location), one whose ends are of
+// other default types is dropped (wrong_types), and ends of no type or of a
+// deployment's own types pass.
 func TestClean_RelationTypes(t *testing.T) {
 	types := append(slices.Clone(extract.DefaultEntityTypes), extract.EntityType{Name: "Company", Description: "a firm"})
 	x := &graph.Extracted{
 		Entities: []graph.ExtractedEntity{{Name: "Tomás Ruiz", Type: "Person"}, {Name: "Northwind", Type: "Organization"},
 			{Name: "Priya", Type: "Person"}, {Name: "Contoso", Type: "Organization"}, {Name: "Oslo", Type: "Location"},
-			{Name: "Rex"}, {Name: "Fabrikam", Type: "Company"}},
+			{Name: "Rex"}, {Name: "Fabrikam", Type: "Company"}, {Name: "Marcus", Type: "Person"},
+			{Name: "Ridgeview High School", Type: "Location"}, {Name: "Bergen", Type: "Location"}},
 		Facts: []graph.ExtractedFact{
 			{Source: "Northwind", Relation: "WORKS_AT", Target: "Tomás Ruiz"},
 			{Source: "Priya", Relation: "LIVES_IN", Target: "Contoso", Fact: "Priya is allergic to peanuts."},
@@ -42,6 +45,9 @@ func TestClean_RelationTypes(t *testing.T) {
 			{Source: "Rex", Relation: "LIVES_IN", Target: "Oslo"},
 			{Source: "Priya", Relation: "WORKS_AT", Target: "Fabrikam"},
 			{Source: "Oslo", Relation: "LIKES", Target: "Priya"},
+			{Source: "Marcus", Relation: "WORKS_AT", Target: "Ridgeview High School"},
+			{Source: "Marcus", Relation: "LIVES_IN", Target: "Bergen"},
+			{Source: "Marcus", Relation: "WORKS_AT", Target: "Bergen"},
 		},
 	}
 	out, drops := extract.Clean(x, types)
@@ -49,12 +55,21 @@ func TestClean_RelationTypes(t *testing.T) {
 	for _, f := range out.Facts {
 		got = append(got, f.Source+" "+f.Relation+" "+f.Target)
 	}
-	want := []string{"Tomás Ruiz WORKS_AT Northwind", "Priya LIVES_IN Oslo", "Rex LIVES_IN Oslo", "Priya WORKS_AT Fabrikam", "Oslo LIKES Priya"}
+	want := []string{"Tomás Ruiz WORKS_AT Northwind", "Priya LIVES_IN Oslo", "Rex LIVES_IN Oslo", "Priya WORKS_AT Fabrikam",
+		"Oslo LIKES Priya", "Marcus WORKS_AT Ridgeview High School", "Marcus LIVES_IN Bergen"}
 	if !slices.Equal(got, want) {
 		t.Errorf("facts %q, want %q", got, want)
 	}
-	if len(drops) != 1 || drops[0].Reason != "wrong_types" || !strings.Contains(drops[0].Text, "Contoso") {
-		t.Errorf("drops %+v, want Priya LIVES_IN Contoso as wrong_types", drops)
+	if len(drops) != 2 || drops[0].Reason != "wrong_types" || !strings.Contains(drops[0].Text, "Contoso") ||
+		drops[1].Reason != "wrong_types" || !strings.Contains(drops[1].Text, "Marcus WORKS_AT Bergen") {
+		t.Errorf("drops %+v, want Priya LIVES_IN Contoso and Marcus WORKS_AT Bergen as wrong_types", drops)
+	}
+	typed := map[string]string{}
+	for _, e := range out.Entities {
+		typed[e.Name] = e.Type
+	}
+	if typed["Ridgeview High School"] != "Organization" || typed["Bergen"] != "Location" {
+		t.Errorf("the school is a %q, Bergen a %q; want an Organization and a Location", typed["Ridgeview High School"], typed["Bergen"])
 	}
 }
 

@@ -138,6 +138,14 @@ func CleanTyped(x *graph.Extracted, ont graph.Ontology) (*graph.Extracted, []Dro
 				rel = graph.GenericRelation
 			}
 		}
+		if to := retypes[rel][typeOf[tgt]]; to != "" && src != "" && tgt != "" && fits(rel, typeOf[src], to) && !typeNeeded(out.Facts, tgt) {
+			typeOf[tgt] = to // "Marcus WORKS_AT Ridgeview High School", the school guessed a Location
+			for i := range out.Entities {
+				if out.Entities[i].Name == tgt {
+					out.Entities[i].Type = to
+				}
+			}
+		}
 		reason := ""
 		switch {
 		case src == "" || tgt == "":
@@ -259,11 +267,26 @@ func AsSpeaker(x *graph.Extracted, content string) {
 
 // relationEnds are the types of the ends of the built-in relations whose ends have one
 // type: a fact of one of them is turned round when its ends are the other way round,
-// and dropped (wrong_types) when they are of other types ("Priya LIVES_IN Contoso",
-// an organization). An end of no known type fits anything.
+// its target retyped where the relation corrects a guess (retypes), and dropped
+// (wrong_types) when its ends are of other types ("Priya LIVES_IN Contoso", an
+// organization). An end of no known type fits anything.
 var relationEnds = map[string][2]string{
 	"WORKS_AT": {"Person", "Organization"}, "LIVES_IN": {"Person", "Location"}, "REPORTS_TO": {"Person", "Person"},
 	"MARRIED_TO": {"Person", "Person"}, "SIBLING_OF": {"Person", "Person"}, "PARTNER_OF": {"Person", "Person"},
+}
+
+// retypes are the guessed types of a fact's target that the fact's relation corrects,
+// the relation being the stronger evidence: where someone works is an organization,
+// even one that is also a place (a school, a clinic, a shop).
+var retypes = map[string]map[string]string{"WORKS_AT": {"Location": "Organization"}}
+
+// typeNeeded reports whether a fact kept so far needs name's type as it is (an end of
+// a relation of typed ends).
+func typeNeeded(facts []graph.ExtractedFact, name string) bool {
+	return slices.ContainsFunc(facts, func(f graph.ExtractedFact) bool {
+		_, typed := relationEnds[f.Relation]
+		return typed && (f.Source == name || f.Target == name)
+	})
 }
 
 // fits reports whether a fact of rel may join an end of type src to one of type tgt.
