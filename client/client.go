@@ -131,6 +131,7 @@ type Cost struct {
 	EmbeddingInputs  int64   `json:"embedding_inputs"`
 	EmbeddingTokens  int64   `json:"embedding_tokens"`
 	Seconds          float64 `json:"seconds"`
+	Estimated        bool    `json:"estimated"`
 }
 
 // Add returns c and o summed.

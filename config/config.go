@@ -182,8 +182,8 @@ type Memory struct {
 	// Conflicts is what a contradiction does: invalidate ends the older fact (Graphiti's
 	// rule); review keeps both current, marked, until a writer resolves the conflict.
 	Conflicts string `yaml:"conflicts"`
-	// ContextTokenizer is the token encoding a context block is counted in
-	// (service.Tokenizers).
+	// ContextTokenizer is the token encoding a context block is counted in, and the
+	// tokens of a model call whose answer reports none (service.Tokenizers).
 	ContextTokenizer string `yaml:"context_tokenizer"`
 	// VisibilityRules classify a write by its content, first match wins: a public or
 	// team write whose content matches a rule's pattern is stored in the agent's

@@ -10,4 +10,5 @@ RETURN count(x) AS memories,
        sum(coalesce(x.cost_embedding_calls, 0)) AS embedding_calls,
        sum(coalesce(x.cost_embedding_inputs, 0)) AS embedding_inputs,
        sum(coalesce(x.cost_embedding_tokens, 0)) AS embedding_tokens,
-       sum(coalesce(x.cost_seconds, 0.0)) AS seconds
+       sum(coalesce(x.cost_seconds, 0.0)) AS seconds,
+       sum(CASE WHEN x.cost_estimated THEN 1 ELSE 0 END) > 0 AS estimated

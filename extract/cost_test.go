@@ -159,3 +159,58 @@ func TestCost_HandedBack(t *testing.T) {
 		t.Errorf("%.6f seconds after both attempts, %.6f after the first", got.Cost.Seconds, back.Cost.Seconds)
 	}
 }
+
+// TestCost_Estimated: from a server that reports no usage (llama-cpp-python streams
+// none), chat and embedding, streamed or answered whole, a memory's tokens are
+// counted with the configured tokenizer (here five tokens a text): every message and
+// the answer of each chat call, every text of each embedding call, and the cost says
+// they are estimated; the usage sum of its space says the same. From a server that
+// reports usage the cost is not estimated (TestCost_RetriedAttempt).
+func TestCost_Estimated(t *testing.T) {
+	t.Parallel()
+	for _, whole := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Streamed", true: "Whole"}[whole], func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			p := newPipe(t)
+			p.opts.CountTokens = func(s string) int {
+				if s == "" {
+					return 0
+				}
+				return 5
+			}
+			p.llm.ReportNoUsage()
+			if whole {
+				p.llm.AnswerWhole()
+			}
+			ep := p.add(p.space("e"), p.llm.Knows("Gus Hale", "Ida Juno"))
+			p.start(p.runner(1, 3))
+			got := p.wait([]*graph.Episode{ep}, time.Minute)[0]
+			if got.Status != graph.StatusDone {
+				t.Fatalf("episode %s (%s), want done", got.Status, got.LastError)
+			}
+			want := graph.Cost{Estimated: true}
+			for _, r := range p.llm.Requests() {
+				if r.Usage {
+					t.Fatalf("the server reported usage: %+v", r)
+				}
+				want.ChatCalls++
+				want.PromptTokens += int64(r.Messages) * (5 + 4) // a message's content, and its role and markers
+				want.CompletionTokens += 5
+			}
+			for _, r := range p.llm.EmbeddingRequests() {
+				want.EmbeddingCalls++
+				want.EmbeddingInputs += int64(r.Inputs)
+				want.EmbeddingTokens += 5 * int64(r.Inputs)
+			}
+			if want.ChatCalls == 0 || want.EmbeddingCalls == 0 {
+				t.Fatalf("%d chat and %d embedding calls; the test needs both", want.ChatCalls, want.EmbeddingCalls)
+			}
+			sameCalls(t, "the memory", got.Cost, want, time.Since(start))
+			u, err := p.db.Usage(context.Background(), graph.Visible{GroupIDs: []string{ep.GroupID}}, graph.UsageQuery{})
+			if err != nil || u.Cost != got.Cost {
+				t.Errorf("usage of its space: %+v %v, want %+v", u, err, got.Cost)
+			}
+		})
+	}
+}

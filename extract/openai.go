@@ -45,6 +45,10 @@ type OpenAIOptions struct {
 	Log       *slog.Logger
 	// Tracer makes a span of every attempt of a call (trace.go); nil: tracing is off.
 	Tracer trace.TracerProvider
+	// CountTokens counts the tokens of a text with the configured tokenizer
+	// (memory.context_tokenizer), for the calls whose answer reports none; nil: a token per 4
+	// bytes.
+	CountTokens func(string) int
 }
 
 // Structured-output modes (llm.structured_output): how a chat call asks for JSON.
@@ -560,9 +564,8 @@ func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMes
 // answers before the stream starts, so the error is CreateChatCompletionStream's.
 // Tokens are counted from the usage the server sends last (stream_options
 // include_usage); when there is none (a stream closed early never gets it, and some
-// servers never send it) the process metrics count output as one token a chunk, as
-// servers stream a token at a time, and the prompt as a token per 4 bytes of its
-// messages. The memory's cost (the context's meter) takes only the server's figures.
+// servers never send it) they are estimated: the messages and what was read of the
+// answer counted (count), and the memory's cost marked Estimated.
 func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, mode string) (*streamed, error) {
 	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	s, err := o.client.CreateChatCompletionStream(ctx, req)
@@ -571,17 +574,18 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 	}
 	defer s.Close()
 	got := &streamed{}
-	var usage, reported *openai.Usage // reported: the server's own, which estimates never replace
-	chunks, model, estimated := 0, "", false
+	var usage *openai.Usage
+	model, estimated := "", false
 	defer func() {
 		if usage == nil {
 			estimated = true
 			prompt := 0
 			for _, m := range req.Messages {
-				prompt += len(m.Content)
+				prompt += o.count(m.Content) + messageTokens
 			}
-			usage = &openai.Usage{PromptTokens: prompt / 4, CompletionTokens: chunks}
+			usage = &openai.Usage{PromptTokens: prompt, CompletionTokens: o.count(got.text().b.String())}
 		}
+		meterOf(ctx).add(graph.Cost{PromptTokens: int64(usage.PromptTokens), CompletionTokens: int64(usage.CompletionTokens), Estimated: estimated})
 		o.opts.Metrics.ChatPromptTokens.Add(int64(usage.PromptTokens))
 		o.opts.Metrics.ChatOutputTokens.Add(int64(usage.CompletionTokens))
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
@@ -596,11 +600,6 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 			}
 		}
 	}()
-	defer func() { // the memory's cost counts only what the server reported
-		if reported != nil {
-			meterOf(ctx).add(graph.Cost{PromptTokens: int64(reported.PromptTokens), CompletionTokens: int64(reported.CompletionTokens)})
-		}
-	}()
 	for !got.early {
 		chunk, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -610,7 +609,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 			return nil, err
 		}
 		if chunk.Usage != nil {
-			usage, reported = chunk.Usage, chunk.Usage
+			usage = chunk.Usage
 		}
 		if chunk.Model != "" {
 			model = chunk.Model
@@ -623,7 +622,6 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 				got.finish = c.FinishReason
 			}
 			if c.Delta.Content != "" {
-				chunks++
 				got.content.add(c.Delta.Content)
 			}
 			for _, call := range c.Delta.ToolCalls {
@@ -634,7 +632,6 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 					got.args.stop = got.args.stop || got.args.complete()
 					continue
 				}
-				chunks++
 				got.tool = true
 				got.args.add(call.Function.Arguments)
 			}
@@ -868,6 +865,18 @@ func parseDate(s *string) *time.Time {
 	return nil
 }
 
+// messageTokens is what a chat message costs beyond its content (its role and the
+// markers around it), as OpenAI's chat format counts it.
+const messageTokens = 4
+
+// count is the tokens of text for a call whose answer reported none (CountTokens).
+func (o *OpenAI) count(text string) int {
+	if o.opts.CountTokens != nil {
+		return o.opts.CountTokens(text)
+	}
+	return (len(text) + 3) / 4
+}
+
 // Embed embeds texts in one call.
 func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
@@ -881,10 +890,17 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		if err != nil {
 			return err
 		}
-		o.opts.Metrics.EmbeddingTokens.Add(int64(resp.Usage.PromptTokens))
-		meterOf(ctx).add(graph.Cost{EmbeddingTokens: int64(resp.Usage.PromptTokens)})
+		tokens, estimated := resp.Usage.PromptTokens, false
+		if tokens == 0 { // the server reported none
+			for _, t := range texts {
+				tokens += o.count(t)
+			}
+			estimated = true
+		}
+		o.opts.Metrics.EmbeddingTokens.Add(int64(tokens))
+		meterOf(ctx).add(graph.Cost{EmbeddingTokens: int64(tokens), Estimated: estimated})
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
-			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", tokens), attribute.Bool("memgate.llm.usage_estimated", estimated),
 				attribute.Int("memgate.embedding.inputs", len(texts)), attribute.Int("gen_ai.embeddings.dimension.count", o.opts.Dimensions))
 		}
 		if len(resp.Data) != len(texts) {

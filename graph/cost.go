@@ -7,9 +7,10 @@ import "time"
 // succeeded, and again after an update or a move queued it for extraction anew. The
 // calls are those made to the model provider (a chat completion or an embedding call,
 // each try of a retried call counted); the tokens are those the provider reported in
-// its answers, its final usage chunk for a streamed answer (a call whose answer
-// carried no usage, as a stream read only until its answer was complete, adds a call
-// and no tokens); Seconds is the wall time of the attempts, from the claim to the
+// its answers, its final usage chunk for a streamed answer, and for a call whose answer
+// carried no usage (a stream read only until its answer was complete, a server that
+// never reports it) memgate's own count of what it sent and read, which marks the cost
+// Estimated; Seconds is the wall time of the attempts, from the claim to the
 // write of each attempt's outcome. The offline extractor and the hashing embedder make
 // no call. Every part is added in the same write as the outcome of its attempt (done,
 // queued again to be retried, failed, or handed back), so a crash neither loses an
@@ -28,6 +29,8 @@ type Cost struct {
 	EmbeddingInputs  int64 // texts sent to be embedded, in all the embedding calls
 	EmbeddingTokens  int64
 	Seconds          float64
+	// Estimated: some of the tokens are memgate's count, not the provider's.
+	Estimated bool
 }
 
 // Add returns c and o summed (c's Attempt).
@@ -37,7 +40,7 @@ func (c Cost) Add(o Cost) Cost {
 		ChatCalls: c.ChatCalls + o.ChatCalls, PromptTokens: c.PromptTokens + o.PromptTokens,
 		CompletionTokens: c.CompletionTokens + o.CompletionTokens, EmbeddingCalls: c.EmbeddingCalls + o.EmbeddingCalls,
 		EmbeddingInputs: c.EmbeddingInputs + o.EmbeddingInputs, EmbeddingTokens: c.EmbeddingTokens + o.EmbeddingTokens,
-		Seconds: c.Seconds + o.Seconds,
+		Seconds: c.Seconds + o.Seconds, Estimated: c.Estimated || o.Estimated,
 	}
 }
 

@@ -19,12 +19,13 @@ type costView struct {
 	EmbeddingInputs  int64   `json:"embedding_inputs"`
 	EmbeddingTokens  int64   `json:"embedding_tokens"`
 	Seconds          float64 `json:"seconds"`
+	Estimated        bool    `json:"estimated"`
 }
 
 func costViewOf(c graph.Cost) costView {
 	return costView{ChatCalls: c.ChatCalls, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
 		EmbeddingCalls: c.EmbeddingCalls, EmbeddingInputs: c.EmbeddingInputs, EmbeddingTokens: c.EmbeddingTokens,
-		Seconds: c.Seconds}
+		Seconds: c.Seconds, Estimated: c.Estimated}
 }
 
 // usageView is the answer of GET /v1/agents/{id}/usage: the window asked for (each

@@ -97,8 +97,8 @@ func (m *Main) Open(ctx context.Context) error {
 		}()
 	}
 	m.Metrics = &extract.Metrics{}
-	embedder := newEmbedder(cfg, m.Metrics, m.Log, m.Tracer)
-	llm := newLLM(cfg, m.Metrics, m.Log, m.Tracer)
+	embedder := newEmbedder(cfg, m.Metrics, m.Log, m.Tracer, tokens.Count)
+	llm := newLLM(cfg, m.Metrics, m.Log, m.Tracer, tokens.Count)
 	if cfg.Ingest.Workers > 0 {
 		runner := newRunner(cfg, m.DB, embedder, llm, m.Metrics, m.Log)
 		runner.Tracer = m.Tracer
@@ -288,12 +288,13 @@ func visibilityRules(rules []config.VisibilityRule) []service.VisibilityRule {
 
 // newEmbedder builds the configured embedder: an OpenAI-compatible endpoint, or the
 // offline hashing embedder. Ingestion embeds names and facts with it, search queries.
-func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider) extract.Embedder {
+// count counts the tokens of a call whose answer reports none (both here and in newLLM).
+func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider, count func(string) int) extract.Embedder {
 	if cfg.Embedder.Provider == config.ProviderOpenAI {
 		return extract.NewOpenAI(extract.OpenAIOptions{
 			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
 			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
-			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log, Tracer: tp,
+			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log, Tracer: tp, CountTokens: count,
 		}, nil)
 	}
 	return extract.Hashing{Dimensions: cfg.Embedder.Dimensions}
@@ -301,7 +302,7 @@ func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger,
 
 // newLLM builds the OpenAI-compatible client of llm.provider openai (extraction,
 // resolution, compaction), or nil for the offline providers.
-func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider) *extract.OpenAI {
+func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp trace.TracerProvider, count func(string) int) *extract.OpenAI {
 	if cfg.LLM.Provider != config.ProviderOpenAI {
 		return nil
 	}
@@ -309,6 +310,7 @@ func newLLM(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger, tp t
 		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout,
 		MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries, Metrics: metrics, Log: log,
 		StructuredOutput: cfg.LLM.StructuredOutput, MaxTokens: cfg.LLM.MaxTokens, Tracer: tp, EdgeTypes: edgeTypes(cfg),
+		CountTokens: count,
 	}, entityTypes(cfg))
 }
 

@@ -47,6 +47,7 @@ type Server struct {
 	runOn    runOn
 	requests []Request
 	usage    *usage // fixed usage every call reports; nil: sizes as below
+	silent   bool   // no call reports usage
 	whole    bool   // every answer one JSON body, streamed or not asked
 	failEmb  int    // embedding calls still to fail with a 500
 	embReqs  []EmbeddingRequest
@@ -131,6 +132,14 @@ func (s *Server) ReportUsage(prompt, completion, perInput int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.usage = &usage{prompt, completion, perInput}
+}
+
+// ReportNoUsage makes no call report usage, streamed or not, chat or embeddings, as
+// llama-cpp-python's server streams none.
+func (s *Server) ReportNoUsage() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silent = true
 }
 
 // AnswerWhole makes the server answer every chat call with one JSON body, also one
@@ -357,7 +366,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	hang, delay, fixed, whole := s.hang, s.delay, s.usage, s.whole
+	hang, delay, fixed, whole, silent := s.hang, s.delay, s.usage, s.whole, s.silent
 	s.mu.Unlock()
 	asleep := time.Now()
 	time.Sleep(delay)
@@ -404,7 +413,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 			return len(prompt) / 4, sent
 		}
-		withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !silent
 		sent, gone, reported := s.stream(w, r, asked.Mode, tokens, on.tail, limit, finish, withUsage, report)
 		s.mu.Lock()
 		s.requests[record].Chunks, s.requests[record].Disconnected = sent, gone
@@ -428,16 +437,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if fixed != nil {
 		promptTokens, completionTokens = fixed.prompt, fixed.completion
 	}
-	s.mu.Lock()
-	s.requests[record].Usage = true
-	s.requests[record].PromptTokens, s.requests[record].CompletionTokens = promptTokens, completionTokens
-	s.mu.Unlock()
-	writeJSON(w, map[string]any{
+	answer := map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
-		"usage": map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens,
-			"total_tokens": promptTokens + completionTokens},
-	})
+	}
+	if !silent {
+		answer["usage"] = map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens,
+			"total_tokens": promptTokens + completionTokens}
+		s.mu.Lock()
+		s.requests[record].Usage = true
+		s.requests[record].PromptTokens, s.requests[record].CompletionTokens = promptTokens, completionTokens
+		s.mu.Unlock()
+	}
+	writeJSON(w, answer)
 }
 
 // stream sends the answer as server-sent events, as OpenAI's API does: a first chunk
@@ -574,6 +586,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	if s.usage != nil {
 		tokens = s.usage.perInput * len(req.Input)
 	}
+	silent := s.silent
+	if silent {
+		tokens = 0
+	}
 	s.mu.Unlock()
 	record := func(failed bool) {
 		s.mu.Lock()
@@ -604,8 +620,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	for i, text := range req.Input {
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Vector(text, req.Dimensions)}
 	}
-	writeJSON(w, map[string]any{"object": "list", "data": data, "model": "scripted",
-		"usage": map[string]any{"prompt_tokens": tokens, "total_tokens": tokens}})
+	answer := map[string]any{"object": "list", "data": data, "model": "scripted"}
+	if !silent {
+		answer["usage"] = map[string]any{"prompt_tokens": tokens, "total_tokens": tokens}
+	}
+	writeJSON(w, answer)
 }
 
 // Vector is the deterministic unit vector the server answers for text.
