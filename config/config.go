@@ -163,6 +163,11 @@ type Embedder struct {
 	Model      string        `yaml:"model"`
 	Dimensions int           `yaml:"dimensions"`
 	Timeout    time.Duration `yaml:"timeout"`
+	// QueryPrefix and DocumentPrefix begin every text embedded as a search query and
+	// as something stored (a memory, a name, a fact): models trained with such
+	// prefixes (e5's "query: " and "passage: ") rank far better with them.
+	QueryPrefix    string `yaml:"query_prefix"`
+	DocumentPrefix string `yaml:"document_prefix"`
 }
 
 type Memory struct {
@@ -293,6 +298,8 @@ var defaults = map[string]any{
 	"embedder.model":                         "text-embedding-3-small",
 	"embedder.dimensions":                    0,
 	"embedder.timeout":                       "30s",
+	"embedder.query_prefix":                  "",
+	"embedder.document_prefix":               "",
 	"memory.default_visibility":              "private",
 	"memory.allow_private":                   true,
 	"memory.refuse_credentials":              true,

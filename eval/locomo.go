@@ -397,12 +397,18 @@ func fuse(rankings ...[]int) []int {
 }
 
 // embedder calls an OpenAI-compatible /v1/embeddings, for the dense baseline.
-type embedder struct{ url, model string }
+// embedder is the dense baseline's: the sentence model at url, each text after the
+// prefix of its kind, as memgate sends them (embedder.query_prefix, document_prefix).
+type embedder struct{ url, model, queryPrefix, documentPrefix string }
 
-func (e embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (e embedder) embed(ctx context.Context, prefix string, texts []string) ([][]float32, error) {
 	var out [][]float32
 	for start := 0; start < len(texts); start += 256 {
-		body, _ := json.Marshal(map[string]any{"model": e.model, "input": texts[start:min(start+256, len(texts))]})
+		batch := slices.Clone(texts[start:min(start+256, len(texts))])
+		for i := range batch {
+			batch[i] = prefix + batch[i]
+		}
+		body, _ := json.Marshal(map[string]any{"model": e.model, "input": batch})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(e.url, "/")+"/embeddings", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -564,7 +570,7 @@ func askLocomo(api *client.Client, name string, convs []locomoConversation, spac
 			for i, t := range c.Turns {
 				texts[i] = t.Speaker + ": " + t.Text
 			}
-			if vectors, err = dense.embed(ctx, texts); err != nil {
+			if vectors, err = dense.embed(ctx, dense.documentPrefix, texts); err != nil {
 				return err
 			}
 		}
@@ -604,7 +610,7 @@ func askLocomo(api *client.Client, name string, convs []locomoConversation, spac
 			a.blocks[bm] = bmText
 			res.asked = append(res.asked, a)
 			if dense != nil {
-				qv, err := dense.embed(ctx, []string{q.Question})
+				qv, err := dense.embed(ctx, dense.queryPrefix, []string{q.Question})
 				if err != nil {
 					return err
 				}
@@ -774,13 +780,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // locomoOptions are what runLocomo measures and with what.
 type locomoOptions struct {
-	binary, neo4jURI, dir string
-	limit                 int // conversations; 0: all
-	embedderURL, model    string
-	dims                  int
-	answerer, judge       *chatModel // nil: no answers; no judge
-	answers               int        // the questions answered
-	out                   string     // the file whose LoCoMo section is written; "": print only
+	binary, neo4jURI, dir  string
+	limit                  int // conversations; 0: all
+	embedderURL, model     string
+	queryPrefix, docPrefix string // the model's (embedder.query_prefix, document_prefix)
+	dims                   int
+	answerer, judge        *chatModel // nil: no answers; no judge
+	answers                int        // the questions answered
+	out                    string     // the file whose LoCoMo section is written; "": print only
 }
 
 // runLocomo measures memgate on the LoCoMo conversations of o.dir, once with the
@@ -801,10 +808,11 @@ func runLocomo(o locomoOptions) error {
 		"MEMGATE_LLM_PROVIDER": "heuristic", "MEMGATE_EMBEDDER_PROVIDER": "hashing", "MEMGATE_EMBEDDER_DIMENSIONS": "256"}}}
 	var dense *embedder
 	if embedderURL != "" {
-		dense = &embedder{url: embedderURL, model: embedderModel}
+		dense = &embedder{url: embedderURL, model: embedderModel, queryPrefix: o.queryPrefix, documentPrefix: o.docPrefix}
 		runs = append(runs, locomoRun{name: "offline extractor, " + embedderModel + " embedder", env: map[string]string{
 			"MEMGATE_LLM_PROVIDER": "heuristic", "MEMGATE_EMBEDDER_PROVIDER": "openai", "MEMGATE_EMBEDDER_BASE_URL": embedderURL,
-			"MEMGATE_EMBEDDER_MODEL": embedderModel, "MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(dims), "MEMGATE_EMBEDDER_API_KEY": "local"}})
+			"MEMGATE_EMBEDDER_MODEL": embedderModel, "MEMGATE_EMBEDDER_DIMENSIONS": fmt.Sprint(dims), "MEMGATE_EMBEDDER_API_KEY": "local",
+			"MEMGATE_EMBEDDER_QUERY_PREFIX": o.queryPrefix, "MEMGATE_EMBEDDER_DOCUMENT_PREFIX": o.docPrefix}})
 	}
 	var results []*locomoResult
 	for ri, r := range runs {

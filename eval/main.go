@@ -92,14 +92,16 @@ func main() {
 	locomoOnly := flag.Bool("locomo-only", false, "run the -locomo conversations alone, leaving the other sections of -out as they are")
 	locomoLimit := flag.Int("locomo-limit", 0, "LoCoMo conversations to run (0: all)")
 	embedderURL := flag.String("embedder", "", "an OpenAI-compatible embeddings base URL with a sentence model (scripts/embedder-local): memgate's embedder for a second LoCoMo run, and the dense baseline; empty: hashing only")
-	embedderModel := flag.String("embedder-model", "all-MiniLM-L6-v2", "the model at -embedder")
+	embedderModel := flag.String("embedder-model", "e5-small-v2", "the model at -embedder")
+	queryPrefix := flag.String("embedder-query-prefix", "query: ", "what -embedder-model wants before a search query (memgate's embedder.query_prefix)")
+	docPrefix := flag.String("embedder-document-prefix", "passage: ", "what -embedder-model wants before a stored text (embedder.document_prefix)")
 	embedderDims := flag.Int("embedder-dimensions", 384, "the dimensions of -embedder's vectors")
 	answers := flag.Int("locomo-answers", 100, "LoCoMo questions the model at -llm answers from memgate's and BM25's blocks (scored by token F1), and the judge too when EVAL_JUDGE_BASE_URL names one (EVAL_JUDGE_MODEL, default gpt-4o-mini; EVAL_JUDGE_API_KEY): across the categories; 0: none")
 	flag.Parse()
 
 	if *locomoDir != "" {
 		o := locomoOptions{binary: *binary, neo4jURI: *neo4jURI, dir: *locomoDir, limit: *locomoLimit, embedderURL: *embedderURL,
-			model: *embedderModel, dims: *embedderDims, answers: *answers, out: *out}
+			model: *embedderModel, queryPrefix: *queryPrefix, docPrefix: *docPrefix, dims: *embedderDims, answers: *answers, out: *out}
 		if *llmURL != "" && *answers > 0 {
 			o.answerer = newChatModel("the local model", *llmURL, *llmModel, "local")
 		}

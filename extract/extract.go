@@ -29,7 +29,10 @@ type Extractor interface {
 
 // Embedder turns texts into vectors of a fixed dimension, in one call.
 type Embedder interface {
+	// Embed embeds what is stored and compared: memories, names, facts.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// EmbedQuery embeds a search query.
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
 // EntityType is a kind of entity the extractor may assign; it becomes a node label,

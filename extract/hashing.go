@@ -23,6 +23,11 @@ func (h Hashing) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	return out, nil
 }
 
+// EmbedQuery embeds a query as anything else: hashing has no prefixes.
+func (h Hashing) EmbedQuery(_ context.Context, text string) ([]float32, error) {
+	return h.vector(text), nil
+}
+
 func (h Hashing) vector(text string) []float32 {
 	v := make([]float32, h.Dimensions)
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })

@@ -34,6 +34,9 @@ type OpenAIOptions struct {
 	MaxRetries     int           // after the first try, on 429, 5xx, timeouts and unparseable output
 	RetryBase      time.Duration // first retry delay, doubled per retry, with jitter
 	Dimensions     int           // embeddings
+	// QueryPrefix and DocumentPrefix begin the texts EmbedQuery and Embed send
+	// (embedder.query_prefix, embedder.document_prefix).
+	QueryPrefix, DocumentPrefix string
 	// StructuredOutput is how a chat call asks for JSON: one of OutputModes, or
 	// OutputAuto (also when empty).
 	StructuredOutput string
@@ -877,10 +880,31 @@ func (o *OpenAI) count(text string) int {
 	return (len(text) + 3) / 4
 }
 
-// Embed embeds texts in one call.
+// Embed embeds texts to store and compare in one call, each after DocumentPrefix.
 func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embed(ctx, o.opts.DocumentPrefix, texts)
+}
+
+// EmbedQuery embeds a search query, after QueryPrefix.
+func (o *OpenAI) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := o.embed(ctx, o.opts.QueryPrefix, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+// embed embeds texts, each after prefix, in one call.
+func (o *OpenAI) embed(ctx context.Context, prefix string, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
+	}
+	if prefix != "" {
+		prefixed := make([]string, len(texts))
+		for i, t := range texts {
+			prefixed[i] = prefix + t
+		}
+		texts = prefixed
 	}
 	var out [][]float32
 	err := o.retry(ctx, "embeddings", func(ctx context.Context) error {

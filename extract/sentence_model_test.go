@@ -28,29 +28,34 @@ func TestSentenceModel(t *testing.T) {
 	// The client keeps its connection to the model server, which outlives the test.
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
 	metrics := &extract.Metrics{}
-	emb := extract.NewOpenAI(extract.OpenAIOptions{BaseURL: url, APIKey: "local", Model: "all-MiniLM-L6-v2", Dimensions: 384,
+	emb := extract.NewOpenAI(extract.OpenAIOptions{BaseURL: url, APIKey: "local", Model: "e5-small-v2", Dimensions: 384,
+		QueryPrefix: "query: ", DocumentPrefix: "passage: ",
 		Timeout: 30 * time.Second, MaxConcurrency: 2, MaxRetries: 1, Metrics: metrics, Log: neo4jtest.Logger(t)}, nil)
-	texts := []string{
-		"Where does Dana work these days?",
-		"Dana is a nurse at the city hospital.",
-		"These days the work where I live is done by robots.",
-		"Where does Dana work these days?",
-	}
-	v, err := emb.Embed(context.Background(), texts)
+	ctx := context.Background()
+	question := "Where does Dana work these days?"
+	q, err := emb.EmbedQuery(ctx, question)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v) != len(texts) || len(v[0]) != 384 {
-		t.Fatalf("%d vectors of %d dimensions, want %d of 384", len(v), len(v[0]), len(texts))
+	again, err := emb.EmbedQuery(ctx, question)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := graph.Cosine(v[0], v[0]); n < 0.999 || n > 1.001 {
+	v, err := emb.Embed(ctx, []string{"Dana is a nurse at the city hospital.", "These days the work where I live is done by robots."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 384 || len(v) != 2 || len(v[0]) != 384 {
+		t.Fatalf("vectors of %d and %d×%d dimensions, want 384", len(q), len(v), len(v[0]))
+	}
+	if n := graph.Cosine(q, q); n < 0.999 || n > 1.001 {
 		t.Errorf("a vector's cosine with itself is %.4f", n)
 	}
-	answer, words := graph.Cosine(v[0], v[1]), graph.Cosine(v[0], v[2])
+	answer, words := graph.Cosine(q, v[0]), graph.Cosine(q, v[1])
 	if answer <= words {
 		t.Errorf("the question's cosine to its answer in other words %.3f, to a text of its words %.3f: want the answer nearer", answer, words)
 	}
-	if graph.Cosine(v[0], v[3]) < 0.9999 {
+	if graph.Cosine(q, again) < 0.9999 {
 		t.Error("the same text embedded twice differs")
 	}
 	if metrics.EmbeddingTokens.Load() == 0 {

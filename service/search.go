@@ -37,9 +37,11 @@ type SearchResult struct {
 	Episodes []graph.ScoredEpisode
 }
 
-// Embedder turns text into vectors; search embeds the query with the configured one.
+// Embedder turns text into vectors (extract.Embedder): search embeds the query with
+// the configured one, a memory stored without extraction is embedded as it is written.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
 const (
@@ -178,12 +180,12 @@ func (s *Service) embed(ctx context.Context, q SearchQuery, include map[string]b
 	if s.Embedder == nil || q.Query == "" {
 		return nil
 	}
-	v, err := s.Embedder.Embed(ctx, []string{q.Query})
+	v, err := s.Embedder.EmbedQuery(ctx, q.Query)
 	switch {
-	case err != nil || len(v) != 1:
+	case err != nil:
 		s.Log.WarnContext(ctx, "search runs without vectors: the query could not be embedded", "err", err)
-	case graph.Cosine(v[0], v[0]) > 0: // text without words embeds to nothing to compare
-		return v[0]
+	case graph.Cosine(v, v) > 0: // text without words embeds to nothing to compare
+		return v
 	}
 	return nil
 }

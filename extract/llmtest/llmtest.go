@@ -161,6 +161,7 @@ func (s *Server) FailEmbeddings(n int) {
 // EmbeddingRequest is one embedding call: the texts it sent, the tokens its answer
 // reported (none for a failed call), and whether it failed.
 type EmbeddingRequest struct {
+	Texts  []string
 	Inputs int
 	Tokens int
 	Failed bool
@@ -594,7 +595,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	record := func(failed bool) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		r := EmbeddingRequest{Inputs: len(req.Input), Tokens: tokens, Failed: failed}
+		r := EmbeddingRequest{Texts: req.Input, Inputs: len(req.Input), Tokens: tokens, Failed: failed}
 		if failed {
 			r.Tokens = 0
 		}

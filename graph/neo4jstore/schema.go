@@ -181,3 +181,14 @@ func (db *DB) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// EmbeddedBy records name (the configured embedder: its model and prefixes) as the one
+// whose vectors the database holds, unless one is recorded already, and returns the
+// one recorded ("unrecorded" for vectors an earlier memgate stored without saying).
+func (db *DB) EmbeddedBy(ctx context.Context, name string) (string, error) {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "schema_embedder", map[string]any{"name": name})
+	if err != nil || len(records) == 0 {
+		return "", err
+	}
+	return str(records[0].Values[0]), nil
+}

