@@ -1202,3 +1202,42 @@ func float32s(v any) []float32 {
 	}
 	return out
 }
+
+// TestPipeline_RelativeStart: a model that gives a fact the reference time as its
+// start, where the fact says "last weekend", gets the weekend resolved against the
+// reference time, stated; where the fact says nothing of when, the reference time
+// is kept as assumed (valid_at_assumed), not as a stated start.
+func TestPipeline_RelativeStart(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	at := time.Date(2025, 10, 8, 14, 0, 0, 0, time.UTC) // a Wednesday
+	given := at.Format(time.RFC3339)
+	p.llm.Answer("We adopted Biscuit last weekend", map[string]any{
+		"entities": []map[string]any{{"name": "Dana Reyes", "type": "Person"}, {"name": "Biscuit", "type": ""}},
+		"facts": []map[string]any{{"source": "Dana Reyes", "target": "Biscuit", "relation": "HAS_PET",
+			"fact": "Dana Reyes adopted Biscuit last weekend.", "valid_at": given, "invalid_at": nil}},
+	})
+	p.llm.Answer("Dana likes chess", map[string]any{
+		"entities": []map[string]any{{"name": "Dana Reyes", "type": "Person"}, {"name": "chess", "type": ""}},
+		"facts": []map[string]any{{"source": "Dana Reyes", "target": "chess", "relation": "LIKES",
+			"fact": "Dana Reyes likes chess.", "valid_at": given, "invalid_at": nil}},
+	})
+	group := p.space("rel")
+	eps := []*graph.Episode{p.addAt(group, "Dana Reyes: We adopted Biscuit last weekend!", at),
+		p.addAt(group, "Dana Reyes: Dana likes chess, by the way.", at.Add(time.Minute))}
+	p.start(p.runner(1, 3))
+	for _, e := range p.wait(eps, time.Minute) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("episode %s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+	_, facts := p.graphOf(group, "Dana Reyes")
+	starts := map[string]string{}
+	for _, f := range facts {
+		starts[f.Name] = fmt.Sprintf("%s assumed=%v", f.ValidAt.UTC().Format("2006-01-02"), f.StartAssumed)
+	}
+	want := map[string]string{"HAS_PET": "2025-10-04 assumed=false", "LIKES": "2025-10-08 assumed=true"}
+	if fmt.Sprint(starts) != fmt.Sprint(want) {
+		t.Errorf("starts %v, want %v", starts, want)
+	}
+}

@@ -284,15 +284,14 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 			Fact: xf.Fact, SourceUUID: src.UUID, TargetUUID: tgt.UUID, GroupID: ep.GroupID, Episodes: []string{ep.UUID},
 			FactEmbedding: vectors[len(names)+i], CreatedAt: now, ValidAt: xf.ValidAt, ReferenceTime: ep.ValidAt,
 			Attributes: xf.Attributes, Note: xf.Note}
-		switch {
-		case xf.InvalidAt != nil:
+		if xf.InvalidAt != nil {
 			f.End(*xf.InvalidAt, now)
-		case f.ValidAt == nil:
-			// Said in the present with no start: Graphiti's convention puts its start at
-			// the episode's reference time; memgate records that it was assumed, so an
-			// end stated later and earlier than that leaves the start unknown.
-			from := ep.ValidAt
-			f.ValidAt, f.StartAssumed = &from, true
+		} else {
+			// A start the text does not state is the reference time, assumed, so an end
+			// stated later and earlier than that leaves the start unknown; one it states
+			// in relative words is resolved against the reference time.
+			from, assumed := graph.StatedStart(xf.Fact, xf.ValidAt, ep.ValidAt)
+			f.ValidAt, f.StartAssumed = &from, assumed
 		}
 		existing = append(existing, f)
 		changed[f.UUID] = f

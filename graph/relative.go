@@ -242,3 +242,27 @@ func seasonName(m time.Month) string {
 	}
 	return "winter"
 }
+
+// StatedStart is when a fact extracted from a memory said at ref began, and whether
+// that start is assumed (Fact.StartAssumed): the start the extractor gave when it is
+// another day than ref's; else a relative time of the fact's text resolved against
+// ref ("last weekend", "two days ago"; "today" keeps ref's day, stated); else, with
+// none given or only ref's own day, nothing in the text says when, and the start is
+// ref, assumed (Graphiti's convention), never ref silently taken as stated.
+func StatedStart(text string, given *time.Time, ref time.Time) (time.Time, bool) {
+	if given != nil && !sameDay(*given, ref) {
+		return *given, false
+	}
+	if found := FindRelativeTimes(text, ref); len(found) > 0 {
+		if given != nil && sameDay(found[0].Start, ref) {
+			return *given, false
+		}
+		return found[0].Start, false
+	}
+	return ref, true
+}
+
+func sameDay(a, b time.Time) bool {
+	a, b = a.UTC(), b.UTC()
+	return a.Year() == b.Year() && a.YearDay() == b.YearDay()
+}

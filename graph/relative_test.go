@@ -104,3 +104,34 @@ func TestAnnotateTimes(t *testing.T) {
 		t.Errorf("without a reference time: %q", got)
 	}
 }
+
+// StatedStart: a start the extractor gives on another day than the memory's stands;
+// the memory's own day given, or none, is a relative time of the fact's words resolved
+// against the reference time when there is one ("today" keeps the day, stated), and
+// otherwise the reference time, assumed.
+func TestStatedStart(t *testing.T) {
+	ref := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC) // a Monday
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	earlier := day(2022, 3, 1)
+	sameDay := day(2023, 5, 8)
+	for _, c := range []struct {
+		text    string
+		given   *time.Time
+		want    time.Time
+		assumed bool
+	}{
+		{"Alice joined Globex in March 2022.", &earlier, earlier, false},
+		{"We adopted Biscuit two days ago.", &ref, day(2023, 5, 6), false},
+		{"We adopted Biscuit two days ago.", nil, day(2023, 5, 6), false},
+		{"We adopted Biscuit yesterday.", &sameDay, day(2023, 5, 7), false},
+		{"I started at Acme today.", &ref, ref, false},
+		{"Caroline lives in Oslo.", &ref, ref, true},
+		{"Caroline lives in Oslo.", &sameDay, ref, true},
+		{"Caroline lives in Oslo.", nil, ref, true},
+	} {
+		got, assumed := graph.StatedStart(c.text, c.given, ref)
+		if !got.Equal(c.want) || assumed != c.assumed {
+			t.Errorf("%q given %v: %v assumed %v; want %v assumed %v", c.text, c.given, got, assumed, c.want, c.assumed)
+		}
+	}
+}
