@@ -64,8 +64,13 @@ var (
 		{regexp.MustCompile(`(?i)^\s*(?:likes|loves|prefers|enjoys|like|love|prefer|enjoy)\s*$`), "LIKES", false, "Person", ""},
 		{regexp.MustCompile(`(?i)^\s*(?:married|is married to|am married to)\s*$`), "MARRIED_TO", false, "Person", "Person"},
 	}
-	// notThis is what stands between a corrected name and the one it replaces.
-	notThis = regexp.MustCompile(`(?i)^\s*,?\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|to\s+|for\s+)?$`)
+	// notBefore is the "not" of a negated relation ("live not in"), and butThis what
+	// stands between the name it negates and the one that holds instead ("but in").
+	notBefore = regexp.MustCompile(`(?i)\s+not(?:\s+|$)`)
+	butThis   = regexp.MustCompile(`(?i)^\s*,?\s*but\s+(?:in\s+|at\s+|to\s+|for\s+)?$`)
+	// notThis is what stands between a corrected name and the one it replaces: "Globex,
+	// not Initech", "Bergen instead of Oslo", "Globex rather than Initech".
+	notThis = regexp.MustCompile(`(?i)^\s*,?\s*(?:(?:and\s+|but\s+)?not|instead\s+of|rather\s+than)\s+(?:in\s+|at\s+|to\s+|for\s+)?$`)
 	// kin are "my <noun> [is|,] Name": the speaker's relation to Name.
 	kin         = regexp.MustCompile(`(?i)\b(?:my|our)\s+(?:new\s+|old\s+|former\s+)?(manager|boss|sister|brother|wife|husband|partner|friend|colleague|dog|cat)(?:'s name)?\s*(?:,|is|was|is called|is named|named|called)?\s*$`)
 	kinRelation = map[string]struct{ relation, typ string }{
@@ -149,6 +154,7 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 			// clauses joined by "and" ("Alice left Acme and joined Globex"); before
 			// the first name, the speaker in the first person.
 			subject := ""
+			var denied graph.ExtractedFact // "live not in Oslo": a fact said not to hold
 			for i := range names {
 				start := 0
 				if i > 0 {
@@ -161,6 +167,16 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 					prev, now := out.Facts[last], ep.ValidAt
 					add(names[i].text, "")
 					fact(prev.Source, names[i].text, prev.Relation, sentence, true, &now)
+					continue
+				}
+				// "I live not in Oslo but in Bergen": the name after "but" takes the place
+				// of the one the negated fact before it ended.
+				if i > 0 && denied.Target == names[i-1].text && butThis.MatchString(before) {
+					now := ep.ValidAt
+					fact(denied.Source, denied.Target, denied.Relation, sentence, true, &now)
+					add(names[i].text, "")
+					fact(denied.Source, names[i].text, denied.Relation, sentence, false, when)
+					denied = graph.ExtractedFact{}
 					continue
 				}
 				verb := before
@@ -188,11 +204,21 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 				if src == "" || src == names[i].text {
 					continue
 				}
+				not := notBefore.FindStringIndex(verb)
+				if not != nil {
+					verb = verb[:not[0]] + " " + verb[not[1]:] // "live not in" is said of "live in"
+				}
 				for _, r := range rules {
 					if r.re.MatchString(verb) {
 						add(src, r.srcType)
 						add(names[i].text, r.tgtType)
-						fact(src, names[i].text, r.relation, sentence, r.ends, when)
+						switch {
+						case not == nil:
+							fact(src, names[i].text, r.relation, sentence, r.ends, when)
+						case !r.ends:
+							// Denied: ended as of the memory once a "but" names what holds instead.
+							denied = graph.ExtractedFact{Source: src, Target: names[i].text, Relation: r.relation}
+						}
 						subject = src
 						break
 					}

@@ -232,12 +232,15 @@ func TestHeuristic_SignedIntroduction(t *testing.T) {
 	}
 }
 
-// TestHeuristic_Correction: "X, not Y" states X and ends the same fact about Y as of
-// the episode, so resolution ends a stored one.
+// TestHeuristic_Correction: "X, not Y", "X instead of Y", "X rather than Y" and "not Y
+// but X" state X and end the same fact about Y as of the episode, so resolution ends a
+// stored one; a denial with nothing named in its place ends nothing.
 func TestHeuristic_Correction(t *testing.T) {
 	at := time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC)
 	x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{ValidAt: at,
-		Content: "Lena (user): sorry, correction: Jonas lives in Bremen, not Hamburg. I work at Globex, not Initech."}, nil)
+		Content: "Lena (user): sorry, correction: Jonas lives in Bremen, not Hamburg. I work at Globex, not Initech. " +
+			"Mia lives not in Kiel but in Lübeck. Tom moved to Essen instead of Bonn. Ada works at Initrode rather than Hooli. " +
+			"Rolf is not working at Vandelay."}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,8 +252,10 @@ func TestHeuristic_Correction(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	want := "Jonas LIVES_IN Bremen; Jonas LIVES_IN Hamburg until 2025-03-01T10:05:00Z; " +
-		"Lena WORKS_AT Globex; Lena WORKS_AT Initech until 2025-03-01T10:05:00Z"
+	until := " until 2025-03-01T10:05:00Z"
+	want := "Jonas LIVES_IN Bremen; Jonas LIVES_IN Hamburg" + until + "; Lena WORKS_AT Globex; Lena WORKS_AT Initech" + until +
+		"; Mia LIVES_IN Kiel" + until + "; Mia LIVES_IN Lübeck; Tom LIVES_IN Essen; Tom LIVES_IN Bonn" + until +
+		"; Ada WORKS_AT Initrode; Ada WORKS_AT Hooli" + until // a denial with nothing in its place ends nothing
 	if strings.Join(got, "; ") != want {
 		t.Errorf("facts:\n got %s\nwant %s", strings.Join(got, "; "), want)
 	}
