@@ -404,3 +404,42 @@ func saneTime(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// Ground keeps of x what its texts (the episode and the context it was shown) name:
+// an entity none of whose words (accents and case aside) any of them holds is dropped,
+// and with it every fact that has it as an end (what "entity" or "fact", reason
+// ungrounded), so a model cannot add to the graph a name the conversation never said.
+// x is Clean's output: each fact's ends are its entities' names.
+func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
+	said := map[string]bool{}
+	for _, t := range texts {
+		for _, w := range strings.FieldsFunc(Normalize(t), nameBreak) {
+			said[w] = true
+		}
+	}
+	named := func(name string) bool {
+		return slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return said[w] })
+	}
+	out := &graph.Extracted{}
+	var drops []Drop
+	kept := map[string]bool{}
+	for _, e := range x.Entities {
+		if !named(e.Name) {
+			drops = append(drops, Drop{"entity", "ungrounded", e.Name})
+			continue
+		}
+		kept[e.Name] = true
+		out.Entities = append(out.Entities, e)
+	}
+	for _, f := range x.Facts {
+		if !kept[f.Source] || !kept[f.Target] {
+			drops = append(drops, Drop{"fact", "ungrounded", graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
+			continue
+		}
+		out.Facts = append(out.Facts, f)
+	}
+	return out, drops
+}
+
+// nameBreak splits a normalised text into the words names are compared by.
+func nameBreak(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }

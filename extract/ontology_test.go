@@ -90,7 +90,7 @@ func TestOntology_Extraction(t *testing.T) {
 		"facts":    []any{},
 	})
 	p.start(p.typedRunner(shop))
-	first := p.addAt(a, "Dana Reyes bought three X200 routers from our shop; she is a gold customer since March 2021.", t1,
+	first := p.addAt(a, "Dana Reyes bought three X200 routers from our shop, which Northwind supplies; she is a gold customer since March 2021.", t1,
 		"Routers are Products; their SKU carries the region.")
 	p.wait([]*graph.Episode{first}, time.Minute)
 

@@ -576,7 +576,7 @@ func TestPipeline_BadOutput(t *testing.T) {
 		},
 	})
 	p.llm.AnswerRaw("wrong types episode", `{"entities": "none", "facts": 7}`)
-	good := p.add(p.space("a"), "bad output episode")
+	good := p.add(p.space("a"), "bad output episode: Eve Evil wrote '}) MATCH (n) DETACH DELETE n //")
 	wrong := p.add(p.space("b"), "wrong types episode")
 	p.start(p.runner(2, 2))
 	got := p.wait([]*graph.Episode{good, wrong}, 60*time.Second)
@@ -1239,5 +1239,54 @@ func TestPipeline_RelativeStart(t *testing.T) {
 	want := map[string]string{"HAS_PET": "2025-10-04 assumed=false", "LIKES": "2025-10-08 assumed=true"}
 	if fmt.Sprint(starts) != fmt.Sprint(want) {
 		t.Errorf("starts %v, want %v", starts, want)
+	}
+}
+
+// TestPipeline_Ungrounded: what the model adds that the conversation never named is
+// dropped and counted (ungrounded): the prompt's own example (Dana Reyes at Globex,
+// formerly Initech) answered for an episode about someone else, and a fact whose
+// employer the speaker did not name. The speaker the episode names is kept, and a
+// name said in an earlier episode of the context counts as said.
+func TestPipeline_Ungrounded(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	example := map[string]any{
+		"entities": []map[string]any{{"name": "Dana Reyes", "type": "Person", "summary": "The user; works at Globex."},
+			{"name": "Globex", "type": "Organization", "summary": "Dana's employer."},
+			{"name": "Initech", "type": "Organization", "summary": "Dana's former employer."},
+			{"name": "Lena Park", "type": "Person", "summary": "Started a job."},
+			{"name": "Contoso", "type": "Organization", "summary": "Lena's new employer."},
+			{"name": "Bergen", "type": "Location", "summary": "Where Lena lives."}},
+		"facts": []map[string]any{
+			{"source": "Dana Reyes", "target": "Globex", "relation": "WORKS_AT", "fact": "Dana Reyes works at Globex.", "valid_at": nil, "invalid_at": nil},
+			{"source": "Lena Park", "target": "Contoso", "relation": "WORKS_AT", "fact": "Lena Park works at Contoso.", "valid_at": nil, "invalid_at": nil},
+			{"source": "Lena Park", "target": "Bergen", "relation": "LIVES_IN", "fact": "Lena Park lives in Bergen.", "valid_at": nil, "invalid_at": nil}},
+	}
+	p.llm.Answer("I started a new job", example)
+	group := p.space("ground")
+	at := time.Date(2025, 7, 10, 9, 0, 0, 0, time.UTC)
+	eps := []*graph.Episode{p.addAt(group, "Lena Park: I moved to Bergen in May.", at),
+		p.addAt(group, "Lena Park: I started a new job last week!", at.Add(time.Minute))}
+	p.start(p.runner(1, 3))
+	for _, e := range p.wait(eps, time.Minute) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("episode %s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+	ents, facts := p.graphOf(group, "Lena Park", "Bergen", "Dana Reyes", "Globex", "Initech", "Contoso")
+	if _, ok := ents["Lena Park"]; !ok || ents["Bergen"] == nil || len(ents) != 2 {
+		t.Errorf("entities %v, want Lena Park and Bergen only", keys(ents))
+	}
+	var got []string
+	for _, f := range facts {
+		got = append(got, f.Name)
+	}
+	if len(got) != 1 || got[0] != "LIVES_IN" {
+		t.Errorf("facts %v, want Lena's LIVES_IN alone", got)
+	}
+	for reason, want := range map[string]int64{"entity/ungrounded": 4, "fact/ungrounded": 2} {
+		if n, ok := p.metric.Drops.Load(reason); !ok || n.(*atomic.Int64).Load() < want {
+			t.Errorf("%s dropped %v times, want at least %d", reason, n, want)
+		}
 	}
 }

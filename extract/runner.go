@@ -329,6 +329,15 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 		AsSpeaker(x, j.Episode.Content)
 	}
 	clean, drops := CleanTyped(x, ont)
+	if !direct {
+		texts := []string{j.Episode.Content}
+		for _, p := range j.Previous {
+			texts = append(texts, p.Content)
+		}
+		var ungrounded []Drop
+		clean, ungrounded = Ground(clean, texts...)
+		drops = append(drops, ungrounded...)
+	}
 	for _, d := range drops {
 		r.Metrics.Dropped(d.What, d.Reason)
 		r.Log.Debug("extraction output dropped", "episode", j.Episode.UUID, "what", d.What, "reason", d.Reason, "text", d.Text)

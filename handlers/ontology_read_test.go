@@ -148,7 +148,7 @@ func TestOntology_Filters(t *testing.T) {
 	w.owner.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": w.agent,
 		"messages": "From the shop's ledger: Dana Reyes (gold since 2021-03-04, VIP) bought three X200 routers, Ola Berg one Y7 cable; Northwind supplies the X200."}, &mine)
 	w.other.must(http.StatusAccepted, "POST", "/v1/memories", map[string]any{"agent_id": decoy,
-		"messages": "Copied from the shop's ledger: Dana Reyes bought three X200 routers."}, &theirs)
+		"messages": "Copied from the shop's ledger: Dana Reyes bought three X200 routers, Ola Berg one Y7 cable; Northwind supplies the X200."}, &theirs)
 	waitStatus(t, w.owner, mine.ID)
 	waitStatus(t, w.other, theirs.ID)
 
