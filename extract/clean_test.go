@@ -160,3 +160,34 @@ func TestCleanTyped_EdgeTypes(t *testing.T) {
 		t.Errorf("drops %v, want %v", got, want)
 	}
 }
+
+// TestGround: an entity is kept when a word of its name is said in the memory or its
+// context (accents and case aside), the unnamed speaker always; any other is dropped
+// with the facts it is an end of, each counted as ungrounded.
+func TestGround(t *testing.T) {
+	x := &graph.Extracted{
+		Entities: []graph.ExtractedEntity{{Name: "User"}, {Name: "Speaker"}, {Name: "Porto"}, {Name: "Tomas Ruiz"}, {Name: "Lisbon"}},
+		Facts: []graph.ExtractedFact{{Source: "User", Relation: "LIVES_IN", Target: "Porto"},
+			{Source: "User", Relation: "LIVES_IN", Target: "Lisbon"}, {Source: "Speaker", Relation: "KNOWS", Target: "Tomas Ruiz"}},
+	}
+	out, drops := extract.Ground(x, "I moved to PORTO last year.", "Earlier: I met Tomás at work.")
+	var kept, facts, dropped []string
+	for _, e := range out.Entities {
+		kept = append(kept, e.Name)
+	}
+	for _, f := range out.Facts {
+		facts = append(facts, f.Source+" "+f.Relation+" "+f.Target)
+	}
+	for _, d := range drops {
+		dropped = append(dropped, d.What+"/"+d.Reason+": "+d.Text)
+	}
+	if want := []string{"User", "Speaker", "Porto", "Tomas Ruiz"}; !slices.Equal(kept, want) {
+		t.Errorf("entities %q, want %q", kept, want)
+	}
+	if want := []string{"User LIVES_IN Porto", "Speaker KNOWS Tomas Ruiz"}; !slices.Equal(facts, want) {
+		t.Errorf("facts %q, want %q", facts, want)
+	}
+	if want := []string{"entity/ungrounded: Lisbon", "fact/ungrounded: User LIVES_IN Lisbon"}; !slices.Equal(dropped, want) {
+		t.Errorf("drops %q, want %q", dropped, want)
+	}
+}

@@ -406,7 +406,8 @@ func saneTime(t *time.Time) *time.Time {
 }
 
 // Ground keeps of x what its texts (the episode and the context it was shown) name:
-// an entity none of whose words (accents and case aside) any of them holds is dropped,
+// an entity none of whose words (accents and case aside) any of them holds, other than
+// the unnamed speaker (speakerRoles), is dropped,
 // and with it every fact that has it as an end (what "entity" or "fact", reason
 // ungrounded), so a model cannot add to the graph a name the conversation never said.
 // x is Clean's output: each fact's ends are its entities' names.
@@ -418,7 +419,8 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 		}
 	}
 	named := func(name string) bool {
-		return slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return said[w] })
+		return speakerRoles[Normalize(name)] ||
+			slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return said[w] })
 	}
 	out := &graph.Extracted{}
 	var drops []Drop
@@ -440,6 +442,10 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 	}
 	return out, drops
 }
+
+// speakerRoles are the names of a memory's unnamed speaker (the heuristic's, and a
+// model's that AsSpeaker found no name for): said by whoever wrote it, named or not.
+var speakerRoles = map[string]bool{"user": true, "the user": true, "speaker": true}
 
 // nameBreak splits a normalised text into the words names are compared by.
 func nameBreak(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }

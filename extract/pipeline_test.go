@@ -1263,10 +1263,16 @@ func TestPipeline_Ungrounded(t *testing.T) {
 			{"source": "Lena Park", "target": "Bergen", "relation": "LIVES_IN", "fact": "Lena Park lives in Bergen.", "valid_at": nil, "invalid_at": nil}},
 	}
 	p.llm.Answer("I started a new job", example)
-	group := p.space("ground")
+	p.llm.Answer("I drink green tea", map[string]any{
+		"entities": []map[string]any{{"name": "User", "type": "Person", "summary": "Drinks tea."}, {"name": "green tea", "type": "Other", "summary": ""}},
+		"facts": []map[string]any{{"source": "User", "target": "green tea", "relation": "LIKES", "fact": "The user likes green tea.",
+			"valid_at": nil, "invalid_at": nil}},
+	})
+	group, unnamed := p.space("ground"), p.space("unnamed")
 	at := time.Date(2025, 7, 10, 9, 0, 0, 0, time.UTC)
 	eps := []*graph.Episode{p.addAt(group, "Lena Park: I moved to Bergen in May.", at),
-		p.addAt(group, "Lena Park: I started a new job last week!", at.Add(time.Minute))}
+		p.addAt(group, "Lena Park: I started a new job last week!", at.Add(time.Minute)),
+		p.addAt(unnamed, "I drink green tea every morning.", at)}
 	p.start(p.runner(1, 3))
 	for _, e := range p.wait(eps, time.Minute) {
 		if e.Status != graph.StatusDone {
@@ -1283,6 +1289,10 @@ func TestPipeline_Ungrounded(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "LIVES_IN" {
 		t.Errorf("facts %v, want Lena's LIVES_IN alone", got)
+	}
+	// A memory with no speaker named: the speaker's role is the speaker, said or not.
+	if _, tea := p.graphOf(unnamed, "User", "green tea"); len(tea) != 1 {
+		t.Errorf("the unnamed speaker's facts %+v, want its LIKES", tea)
 	}
 	for reason, want := range map[string]int64{"entity/ungrounded": 4, "fact/ungrounded": 2} {
 		if n, ok := p.metric.Drops.Load(reason); !ok || n.(*atomic.Int64).Load() < want {
