@@ -81,7 +81,7 @@ func benchPipelineWith(b *testing.B, latency time.Duration, workers, episodes in
 			})
 			eps = append(eps, p.add(p.space(fmt.Sprint(i)), "user: "+text))
 		}
-		p.llm.Answer(fmt.Sprintf("new: %s works at Works%d.", who, i), map[string]any{"contradicted": []bool{true}})
+		p.llm.Answer(fmt.Sprintf("new: %s works at Works%d.", who, i), map[string]any{"pair_1": true})
 	}
 	if hooked != nil {
 		hooked(p)

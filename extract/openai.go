@@ -89,7 +89,7 @@ func NewOpenAI(opts OpenAIOptions, types []EntityType) *OpenAI {
 	if opts.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	}
-	cfg.HTTPClient = compatible{&http.Client{Timeout: opts.Timeout}}
+	cfg.HTTPClient = compatible{&http.Client{}} // each call's own time: watch (chat), embed
 	if opts.RetryBase == 0 {
 		opts.RetryBase = 500 * time.Millisecond
 	}
@@ -571,9 +571,12 @@ func (o *OpenAI) chatRequest(mode, system, user, name string, schema json.RawMes
 // answer counted (count), and the memory's cost marked Estimated.
 func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, mode string) (*streamed, error) {
 	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	//lint:ignore SA1019 max_tokens is what memgate sends (chatRequest says why)
+	ctx, clock, stop := watch(ctx, o.opts.Timeout, req.MaxTokens)
+	defer stop()
 	s, err := o.client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, outran(ctx, err)
 	}
 	defer s.Close()
 	got := &streamed{}
@@ -609,7 +612,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 			return got, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, outran(ctx, err)
 		}
 		if chunk.Usage != nil {
 			usage = chunk.Usage
@@ -626,6 +629,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 			}
 			if c.Delta.Content != "" {
 				got.content.add(c.Delta.Content)
+				clock.token()
 			}
 			for _, call := range c.Delta.ToolCalls {
 				if mode != OutputTools {
@@ -637,6 +641,7 @@ func (o *OpenAI) stream(ctx context.Context, req openai.ChatCompletionRequest, m
 				}
 				got.tool = true
 				got.args.add(call.Function.Arguments)
+				clock.token()
 			}
 			got.early = got.text().stop
 		}
@@ -908,6 +913,11 @@ func (o *OpenAI) embed(ctx context.Context, prefix string, texts []string) ([][]
 	}
 	var out [][]float32
 	err := o.retry(ctx, "embeddings", func(ctx context.Context) error {
+		if o.opts.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, o.opts.Timeout)
+			defer cancel()
+		}
 		meterOf(ctx).add(graph.Cost{EmbeddingInputs: int64(len(texts))}) // sent, whatever the answer
 		resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
 			Input: texts, Model: openai.EmbeddingModel(o.opts.Model), Dimensions: o.opts.Dimensions})
@@ -1034,40 +1044,50 @@ func classifyLLMError(err error) (string, bool) {
 	return fmt.Sprintf("http_%d", status), false
 }
 
-// pairAnswer is the answer to one yes-or-no question per numbered pair: a struct of
-// one list of booleans, whose json name the instructions give.
-type pairAnswer interface{ answers() []bool }
-
 // answerPairs asks, in one call, one yes-or-no question per numbered pair, and returns
-// the answers in order: the output is an A, one boolean per pair.
-func answerPairs[A pairAnswer](ctx context.Context, o *OpenAI, instructions, name string, pairs []string) ([]bool, error) {
+// the answers in order. The answer is an object of one boolean per pair, named pair_1,
+// pair_2 and on, every one required and no other allowed: its schema holds the number
+// of pairs, so a server that constrains its output to the schema cannot answer for
+// more or fewer pairs than it was asked about.
+func answerPairs(ctx context.Context, o *OpenAI, instructions, name string, pairs []string) ([]bool, error) {
 	var b strings.Builder
+	properties := map[string]*jsonschema.Schema{}
+	required := make([]string, len(pairs))
 	for i, p := range pairs {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, p)
+		required[i] = pairKey(i)
+		properties[required[i]] = &jsonschema.Schema{Type: "boolean"}
 	}
-	var answers []bool
-	schema := answerSchema[A](nil)
-	err := o.structured(ctx, instructions, "<pairs>\n"+b.String()+"</pairs>", name, schema, 0, func(content string) error {
-		var out A
-		if json.Unmarshal([]byte(content), &out) != nil || len(out.answers()) != len(pairs) {
+	schema, err := json.Marshal(&jsonschema.Schema{Type: "object", Properties: properties, Required: required, PropertyOrder: required,
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}})
+	if err != nil {
+		return nil, err
+	}
+	answers := make([]bool, len(pairs))
+	err = o.structured(ctx, instructions+"\n"+pairsAnswerFormat, "<pairs>\n"+b.String()+"</pairs>", name, schema, 0, func(content string) error {
+		var out map[string]bool
+		if json.Unmarshal([]byte(content), &out) != nil || len(out) != len(pairs) {
 			return errMalformed{"not one answer per pair"}
 		}
-		answers = out.answers()
+		for i := range pairs {
+			v, ok := out[pairKey(i)]
+			if !ok {
+				return errMalformed{"not one answer per pair"}
+			}
+			answers[i] = v
+		}
 		return nil
 	})
 	return answers, err
 }
 
+const pairsAnswerFormat = `Answer with JSON only: {"pair_1": true or false, "pair_2": true or false, ...}, one key per numbered pair.`
+
+// pairKey names the answer to the i-th pair (from 0).
+func pairKey(i int) string { return fmt.Sprintf("pair_%d", i+1) }
+
 const dedupeInstructions = `You decide whether names in an AI agent's memory refer to the same real-world entity.
-For each numbered pair, answer true when both names certainly mean the same entity (a fuller name, a nickname, a spelling variant), false otherwise.
-Answer with JSON only: {"same": [...]} with one boolean per pair, in order.`
-
-// sameAnswer is SameEntities' answer.
-type sameAnswer struct {
-	Same []bool `json:"same"`
-}
-
-func (a sameAnswer) answers() []bool { return a.Same }
+For each numbered pair, answer true when both names certainly mean the same entity (a fuller name, a nickname, a spelling variant), false otherwise.`
 
 // SameEntities asks, in one call, which of the ambiguous pairs name the same entity.
 func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, error) {
@@ -1075,19 +1095,11 @@ func (o *OpenAI) SameEntities(ctx context.Context, pairs []NamePair) ([]bool, er
 	for i, p := range pairs {
 		lines[i] = fmt.Sprintf("%q / %q\n   new: %s\n   known: %s", p.Extracted, p.Existing, p.ExtractedSummary, p.ExistingSummary)
 	}
-	return answerPairs[sameAnswer](ctx, o, dedupeInstructions, "same_entities", lines)
+	return answerPairs(ctx, o, dedupeInstructions, "same_entities", lines)
 }
 
 const contradictionInstructions = `You keep an AI agent's memory of facts consistent over time.
-For each numbered pair, answer true when the new fact and the known fact cannot both hold at the same time (the new one replaces, ends or denies the known one: a new employer, a new home, a broken engagement), false when both can be true together (an extra hobby, a second friend, more detail).
-Answer with JSON only: {"contradicted": [...]} with one boolean per pair, in order.`
-
-// contradictedAnswer is Contradicts' answer.
-type contradictedAnswer struct {
-	Contradicted []bool `json:"contradicted"`
-}
-
-func (a contradictedAnswer) answers() []bool { return a.Contradicted }
+For each numbered pair, answer true when the new fact and the known fact cannot both hold at the same time (the new one replaces, ends or denies the known one: a new employer, a new home, a broken engagement), false when both can be true together (an extra hobby, a second friend, more detail).`
 
 // Contradicts asks, in one call, which known facts the new facts contradict.
 func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, error) {
@@ -1096,7 +1108,7 @@ func (o *OpenAI) Contradicts(ctx context.Context, pairs []FactPair) ([]bool, err
 		lines[i] = fmt.Sprintf("new: %s (%s, from %s)\n   known: %s (%s, from %s)",
 			p.New.Fact, p.New.Name, since(p.New.ValidAt), p.Stored.Fact, p.Stored.Name, since(p.Stored.ValidAt))
 	}
-	return answerPairs[contradictedAnswer](ctx, o, contradictionInstructions, "contradictions", lines)
+	return answerPairs(ctx, o, contradictionInstructions, "contradictions", lines)
 }
 
 func since(t *time.Time) string {

@@ -467,9 +467,9 @@ func TestPipeline_Contradictions(t *testing.T) {
 		{"Bob met Carol at a conference.", "Carol", "Person", "KNOWS", "Bob knows Carol.", nil, "2025-10-01"},
 	}
 	// The judge's answers are keyed by the new fact, listed first in each pair.
-	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"contradicted": []bool{true}})
-	p.llm.Answer("new: Bob plays tennis.", map[string]any{"contradicted": []bool{false}})
-	p.llm.Answer("new: Bob lived in Rome.", map[string]any{"contradicted": []bool{true}})
+	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"pair_1": true})
+	p.llm.Answer("new: Bob plays tennis.", map[string]any{"pair_1": false})
+	p.llm.Answer("new: Bob lived in Rome.", map[string]any{"pair_1": true})
 	group := p.space("a")
 	var eps []*graph.Episode
 	for i, s := range scene {
@@ -664,34 +664,10 @@ func TestPipeline_WokenByWrites(t *testing.T) {
 func TestPipeline_AmbiguousNames(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
-	person := func(name string) map[string]any { return map[string]any{"name": name, "type": "Person", "summary": ""} }
 	// First: the question quotes the stored entity's summary, which holds its facts.
-	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"same": []bool{true, false}})
-	p.llm.Answer("Robert Smith lives in Oslo", map[string]any{
-		"entities": []map[string]any{person("Robert Smith"), {"name": "Oslo", "type": "Location", "summary": ""}},
-		"facts": []map[string]any{{"source": "Robert Smith", "target": "Oslo", "relation": "LIVES_IN",
-			"fact": "Robert Smith lives in Oslo.", "valid_at": nil, "invalid_at": nil}},
-	})
-	p.llm.Answer("Robert J. Smith met Robert Smithson", map[string]any{
-		"entities": []map[string]any{person("Robert J. Smith"), person("Robert Smithson")},
-		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Robert Smithson", "relation": "KNOWS",
-			"fact": "Robert J. Smith met Robert Smithson.", "valid_at": nil, "invalid_at": nil}},
-	})
-	// The merge is remembered: the name confirmed once resolves without asking again.
-	p.llm.Answer("Robert J. Smith visited Bergen", map[string]any{
-		"entities": []map[string]any{person("Robert J. Smith"), {"name": "Bergen", "type": "Location", "summary": ""}},
-		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Bergen", "relation": "VISITED",
-			"fact": "Robert J. Smith visited Bergen.", "valid_at": nil, "invalid_at": nil}},
-	})
+	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"pair_1": true, "pair_2": false})
 	group := p.space("a")
-	eps := []*graph.Episode{p.add(group, "Robert Smith lives in Oslo."), p.add(group, "Robert J. Smith met Robert Smithson."),
-		p.add(group, "Robert J. Smith visited Bergen.")}
-	p.start(p.runner(2, 2))
-	for _, e := range p.wait(eps, 60*time.Second) {
-		if e.Status != graph.StatusDone {
-			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
-		}
-	}
+	p.robertSmiths(t, group)
 	ents, facts := p.graphOf(group, "Robert Smith", "Robert J. Smith", "Robert Smithson", "Oslo", "Bergen")
 	if len(ents) != 4 || ents["Robert Smith"] == nil || ents["Robert Smithson"] == nil || ents["Robert J. Smith"] != nil {
 		t.Fatalf("entities %v, want Robert Smith (with the second name merged in), Robert Smithson, Oslo, Bergen", keys(ents))
@@ -706,6 +682,57 @@ func TestPipeline_AmbiguousNames(t *testing.T) {
 	}
 	if calls := p.llm.ChatCalls.Load(); calls != 4 {
 		t.Errorf("%d chat calls, want 4: three extractions and one batched decision", calls)
+	}
+}
+
+// robertSmiths stores, in group, three memories naming "Robert Smith", then "Robert J.
+// Smith" and "Robert Smithson" (both close to the first), then "Robert J. Smith" again,
+// each with its scripted extraction, and waits until all three are done.
+func (p *pipe) robertSmiths(t *testing.T, group string) {
+	t.Helper()
+	person := func(name string) map[string]any { return map[string]any{"name": name, "type": "Person", "summary": ""} }
+	p.llm.Answer("Robert Smith lives in Oslo", map[string]any{
+		"entities": []map[string]any{person("Robert Smith"), {"name": "Oslo", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{{"source": "Robert Smith", "target": "Oslo", "relation": "LIVES_IN",
+			"fact": "Robert Smith lives in Oslo.", "valid_at": nil, "invalid_at": nil}},
+	})
+	p.llm.Answer("Robert J. Smith met Robert Smithson", map[string]any{
+		"entities": []map[string]any{person("Robert J. Smith"), person("Robert Smithson")},
+		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Robert Smithson", "relation": "KNOWS",
+			"fact": "Robert J. Smith met Robert Smithson.", "valid_at": nil, "invalid_at": nil}},
+	})
+	p.llm.Answer("Robert J. Smith visited Bergen", map[string]any{
+		"entities": []map[string]any{person("Robert J. Smith"), {"name": "Bergen", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{{"source": "Robert J. Smith", "target": "Bergen", "relation": "VISITED",
+			"fact": "Robert J. Smith visited Bergen.", "valid_at": nil, "invalid_at": nil}},
+	})
+	eps := []*graph.Episode{p.add(group, "Robert Smith lives in Oslo."), p.add(group, "Robert J. Smith met Robert Smithson."),
+		p.add(group, "Robert J. Smith visited Bergen.")}
+	p.start(p.runner(2, 2))
+	for _, e := range p.wait(eps, 60*time.Second) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.UUID, e.Status, e.LastError)
+		}
+	}
+}
+
+// TestPipeline_UnansweredPairsKeepNamesApart answers the question about two
+// ambiguous names for one of them only, every time it is asked: after its retries the
+// names stay entities of their own, as without a model, and the memories are done,
+// not extracted again.
+func TestPipeline_UnansweredPairsKeepNamesApart(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	p.llm.Answer(`"Robert J. Smith" / "Robert Smith"`, map[string]any{"pair_1": true})
+	group := p.space("a")
+	p.robertSmiths(t, group)
+	ents, _ := p.graphOf(group, "Robert Smith", "Robert J. Smith", "Robert Smithson", "Oslo", "Bergen")
+	if len(ents) != 5 {
+		t.Fatalf("entities %v, want all five names apart", keys(ents))
+	}
+	// Three extractions, the question and its two retries: no memory extracted twice.
+	if calls := p.llm.ChatCalls.Load(); calls != 6 {
+		t.Errorf("%d chat calls, want 6: three extractions and the question asked three times", calls)
 	}
 }
 
@@ -999,7 +1026,7 @@ func TestRules_CheckTheModel(t *testing.T) {
 		p.llm.Answer(l.text, l.answer)
 	}
 	// Asked whether the new job ends the old one, the small model said no.
-	p.llm.Answer("new: Priya Natarajan works at Nordvik Energy.", map[string]any{"contradicted": []bool{false}})
+	p.llm.Answer("new: Priya Natarajan works at Nordvik Energy.", map[string]any{"pair_1": false})
 	// find is the fact src rel tgt, or nil.
 	find := func(ents map[string]*graph.EntityNode, facts []*graph.Fact, src, rel, tgt string) *graph.Fact {
 		for _, f := range facts {
@@ -1052,8 +1079,8 @@ func TestPipeline_ConflictsForReview(t *testing.T) {
 	p.llm.Answer("Bob took up tennis.", map[string]any{
 		"entities": []any{entity("Bob", "Person"), entity("Tennis", "Concept")},
 		"facts":    []any{fact("Tennis", "PLAYS", "Bob plays tennis.", nil)}})
-	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"contradicted": []bool{true}})
-	p.llm.Answer("new: Bob plays tennis.", map[string]any{"contradicted": []bool{false}})
+	p.llm.Answer("new: Bob lives in Berlin.", map[string]any{"pair_1": true})
+	p.llm.Answer("new: Bob plays tennis.", map[string]any{"pair_1": false})
 	group := p.space("a")
 	eps := []*graph.Episode{
 		p.addAt(group, "Bob has a flat in Paris and plays chess.", *date("2024-01-10")),

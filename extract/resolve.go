@@ -3,6 +3,7 @@ package extract
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -191,7 +192,13 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	}
 	if len(pairs) > 0 && r.Deduper != nil {
 		same, err := r.Deduper.SameEntities(ctx, pairs)
-		if err != nil {
+		var llm *LLMError
+		switch {
+		case errors.As(err, &llm) && llm.Kind == "malformed":
+			// No answer read after its retries: the names stay apart, as without a
+			// model, rather than the whole episode extracted and resolved again.
+			same = nil
+		case err != nil:
 			return nil, fmt.Errorf("entity resolution: %w", err)
 		}
 		for p, yes := range same {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -157,4 +159,61 @@ func TestExtract_TimesResolvedInPrompt(t *testing.T) {
 	if !strings.Contains(prompts[0], "I met Bob last Friday (27 December 2024).") {
 		t.Errorf("the earlier episode is not resolved against its own time: %q", prompts[0])
 	}
+}
+
+// TestPairAnswers_OneKeyPerPair asks about three pairs: the schema sent requires an
+// answer for each of the three, in order, and allows no other key, and the answers
+// come back in the pairs' order.
+func TestPairAnswers_OneKeyPerPair(t *testing.T) {
+	llm := llmtest.New()
+	defer llm.Close()
+	var mu sync.Mutex
+	var sent []byte
+	recorder := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sent = b
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		httputil.NewSingleHostReverseProxy(mustURL(t, llm.URL)).ServeHTTP(w, r)
+	}))
+	defer recorder.Close()
+	llm.Answer(`"Ann" / "Anne"`, map[string]any{"pair_1": true, "pair_2": false, "pair_3": true})
+	o := NewOpenAI(OpenAIOptions{BaseURL: recorder.URL + "/v1", Model: "m", Timeout: 5 * time.Second, Metrics: &Metrics{},
+		StructuredOutput: OutputJSONSchema}, DefaultEntityTypes)
+	same, err := o.SameEntities(context.Background(), []NamePair{{Extracted: "Ann", Existing: "Anne"},
+		{Extracted: "Bo", Existing: "Bob"}, {Extracted: "Cy", Existing: "Cyrus"}})
+	if err != nil || !reflect.DeepEqual(same, []bool{true, false, true}) {
+		t.Fatalf("answers %v (%v), want [true false true]", same, err)
+	}
+	var req struct {
+		ResponseFormat struct {
+			JSONSchema struct {
+				Schema struct {
+					Properties           map[string]json.RawMessage `json:"properties"`
+					Required             []string                   `json:"required"`
+					AdditionalProperties *bool                      `json:"additionalProperties"`
+				} `json:"schema"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := json.Unmarshal(sent, &req); err != nil {
+		t.Fatal(err)
+	}
+	s := req.ResponseFormat.JSONSchema.Schema
+	if want := []string{"pair_1", "pair_2", "pair_3"}; !reflect.DeepEqual(s.Required, want) || len(s.Properties) != 3 ||
+		s.AdditionalProperties == nil || *s.AdditionalProperties {
+		t.Errorf("schema requires %v of %d properties (additional %v), want %v and no other", s.Required, len(s.Properties),
+			s.AdditionalProperties, want)
+	}
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

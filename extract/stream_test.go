@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -168,7 +169,7 @@ func TestExtract_OutputBudget(t *testing.T) {
 	o, llm, _ := model(t, extract.OutputJSONSchema, maxTokens)
 	sentence := "In March 2024 Alice left Acme and joined Globex. "
 	llm.Answer(sentence, aliceGlobex)
-	llm.Answer(`"Bob" / "Robert"`, map[string]any{"same": []bool{false}})
+	llm.Answer(`"Bob" / "Robert"`, map[string]any{"pair_1": false})
 	sizes := []int{1, 2, 4, 8, 16, 64}
 	for _, n := range sizes {
 		if _, err := o.Extract(context.Background(), episode(strings.Repeat(sentence, n)), nil); err != nil {
@@ -227,4 +228,59 @@ func TestStream_AnsweredWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStream_SlowServerFinishes: a server writing its answer slower than llm.timeout
+// lasts, token by token, is let finish at the pace it keeps: one call, no timeout.
+// A fixed llm.timeout cut it off on every try.
+func TestStream_SlowServerFinishes(t *testing.T) {
+	t.Parallel()
+	o, llm := timed(t, 300*time.Millisecond, 256)
+	llm.Answer("Alice works at Acme", aliceAcme)
+	llm.Pace(10 * time.Millisecond)
+	began := time.Now()
+	x, err := o.Extract(context.Background(), episode("Alice works at Acme as an engineer."), nil)
+	if err != nil {
+		t.Fatalf("%v after %s", err, time.Since(began))
+	}
+	if len(x.Facts) != 1 {
+		t.Fatalf("extracted %+v, want WORKS_AT", x)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 1 || reqs[0].Chunks*10 < 300 {
+		t.Fatalf("%d calls (%+v), want one answer longer than llm.timeout", len(reqs), reqs)
+	}
+}
+
+// TestStream_StalledServerCutOff: a server that stops writing mid-answer is cut off
+// when the pace it kept runs out, as a timeout, long before its budget at that pace
+// from the start would allow a silent server.
+func TestStream_StalledServerCutOff(t *testing.T) {
+	t.Parallel()
+	o, llm := timed(t, 200*time.Millisecond, 64)
+	llm.Answer("Alice works at Acme", aliceAcme)
+	llm.Pace(5 * time.Millisecond)
+	llm.StallAfter(20)
+	began := time.Now()
+	_, err := o.Extract(context.Background(), episode("Alice works at Acme as an engineer."), nil)
+	took := time.Since(began)
+	var llmErr *extract.LLMError
+	if !errors.As(err, &llmErr) || llmErr.Kind != "timeout" {
+		t.Fatalf("error %v, want a timeout", err)
+	}
+	// 20 tokens at 5 ms: 44 left at that pace twice over is under half a second; on a
+	// machine so loaded the pace read is ten times slower, four.
+	if took > 5*time.Second {
+		t.Errorf("cut off after %s, want within seconds of the stall", took)
+	}
+}
+
+// timed is an extractor with llm.timeout timeout, llm.max_tokens maxTokens and no
+// retry, against a fresh scripted server.
+func timed(t *testing.T, timeout time.Duration, maxTokens int) (*extract.OpenAI, *llmtest.Server) {
+	llm := llmtest.New()
+	t.Cleanup(llm.Close)
+	return extract.NewOpenAI(extract.OpenAIOptions{BaseURL: llm.BaseURL(), APIKey: "test", Model: "scripted",
+		Timeout: timeout, MaxConcurrency: 1, StructuredOutput: extract.OutputJSONSchema, MaxTokens: maxTokens,
+		Metrics: &extract.Metrics{}}, extract.DefaultEntityTypes), llm
 }

@@ -42,6 +42,8 @@ type Server struct {
 	faults   []Fault
 	delay    time.Duration
 	hang     time.Duration
+	tokenGap time.Duration // between the streamed tokens of an answer
+	stallAt  int           // a streamed answer stops after this many tokens, until the client goes (0: never)
 	accepts  string // the one structured-output mode served; "" every mode
 	runaway  int    // answers still to cut off at max_tokens
 	runOn    runOn
@@ -255,6 +257,21 @@ func (s *Server) Latency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.delay = d
+}
+
+// Pace streams the tokens of every answer gap apart, as a slow server writes them.
+func (s *Server) Pace(gap time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokenGap = gap
+}
+
+// StallAfter makes every streamed answer stop after n tokens and hold the call open
+// until the client goes away, as a server that stops writing does.
+func (s *Server) StallAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stallAt = n
 }
 
 // HangFor sets how long a timeout fault holds the call.
@@ -499,8 +516,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, mode string, tok
 	if !send(choice(delta("", true), nil), nil) {
 		return 0, true, false
 	}
+	s.mu.Lock()
+	gap, stallAt := s.tokenGap, s.stallAt
+	s.mu.Unlock()
 	sent := 0
 	for _, t := range tokens { // whole, whatever max_tokens, as the server answers when not streaming
+		if sent == stallAt && stallAt > 0 {
+			<-r.Context().Done()
+			return sent, true, false
+		}
+		if gap > 0 {
+			select {
+			case <-r.Context().Done():
+				return sent, true, false
+			case <-time.After(gap):
+			}
+		}
 		if !send(choice(delta(t, false), nil), nil) {
 			return sent, true, false
 		}
