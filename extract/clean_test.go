@@ -184,10 +184,63 @@ func TestGround(t *testing.T) {
 	if want := []string{"User", "Speaker", "Porto", "Tomas Ruiz"}; !slices.Equal(kept, want) {
 		t.Errorf("entities %q, want %q", kept, want)
 	}
-	if want := []string{"User LIVES_IN Porto", "Speaker KNOWS Tomas Ruiz"}; !slices.Equal(facts, want) {
+	// Tomás is kept, named in the context, but the memory does not state that the
+	// speaker knows him: the context said so.
+	if want := []string{"User LIVES_IN Porto"}; !slices.Equal(facts, want) {
 		t.Errorf("facts %q, want %q", facts, want)
 	}
-	if want := []string{"entity/ungrounded: Lisbon", "fact/ungrounded: User LIVES_IN Lisbon"}; !slices.Equal(dropped, want) {
+	if want := []string{"entity/ungrounded: Lisbon", "fact/ungrounded: User LIVES_IN Lisbon", "fact/unstated: Speaker KNOWS Tomas Ruiz: "}; !slices.Equal(dropped, want) {
+		t.Errorf("drops %q, want %q", dropped, want)
+	}
+}
+
+// TestGround_Stated: a fact is kept when the memory names its ends and states its text
+// (the text names an end, and half its other words are the memory's, by stem, the
+// relation's words, stop words and words of time aside); a summary keeps the
+// sentences the memory states. The context names entities but states nothing: a fact
+// in its words alone is dropped.
+func TestGround_Stated(t *testing.T) {
+	memory := "Helen: My husband Marcus teaches at Ridgeview High. We moved to Denver last spring."
+	context := "Earlier: The wedding is next spring in Accra, and Marcus works for Brightwater Labs."
+	fact := func(src, rel, tgt, text string) graph.ExtractedFact {
+		return graph.ExtractedFact{Source: src, Relation: rel, Target: tgt, Fact: text}
+	}
+	x := &graph.Extracted{
+		Entities: []graph.ExtractedEntity{
+			{Name: "Helen", Summary: "Married to Marcus. A veterinarian at the Maple Street clinic."},
+			{Name: "Marcus", Summary: "Helen's husband; teaches at Ridgeview High."},
+			{Name: "Ridgeview High"}, {Name: "Denver"}, {Name: "Brightwater Labs"}},
+		Facts: []graph.ExtractedFact{
+			fact("Marcus", "WORKS_AT", "Ridgeview High", "Marcus teaches at Ridgeview High."),
+			fact("Helen", "LIVES_IN", "Denver", "Helen lives in Denver since spring 2025."),
+			fact("Helen", "MARRIED_TO", "Marcus", "Helen is married to Marcus."),
+			fact("Helen", "HAS_PET", "Marcus", "Helen has a pet named Marcus."),
+			fact("Marcus", "WORKS_AT", "Brightwater Labs", "The wedding is next spring in Accra."),
+			fact("Marcus", "WORKS_AT", "Brightwater Labs", "Marcus works for Brightwater Labs."),
+		},
+	}
+	out, drops := extract.Ground(x, memory, context)
+	var facts, dropped []string
+	for _, f := range out.Facts {
+		facts = append(facts, f.Fact)
+	}
+	for _, d := range drops {
+		dropped = append(dropped, d.What+"/"+d.Reason+": "+d.Text)
+	}
+	if want := []string{"Marcus teaches at Ridgeview High.", "Helen lives in Denver since spring 2025.", "Helen is married to Marcus."}; !slices.Equal(facts, want) {
+		t.Errorf("facts %q, want %q", facts, want)
+	}
+	if got := out.Entities[0].Summary; got != "Married to Marcus." {
+		t.Errorf("Helen's summary %q, want the sentence the memory states", got)
+	}
+	if got := out.Entities[1].Summary; got != "Helen's husband; teaches at Ridgeview High." {
+		t.Errorf("Marcus's summary %q, want it whole", got)
+	}
+	want := []string{"fact/unstated: Helen HAS_PET Marcus: Helen has a pet named Marcus.",
+		"fact/unstated: Marcus WORKS_AT Brightwater Labs: The wedding is next spring in Accra.",
+		"fact/unstated: Marcus WORKS_AT Brightwater Labs: Marcus works for Brightwater Labs.",
+		"summary/unstated: Helen: A veterinarian at the Maple Street clinic."}
+	if !slices.Equal(dropped, want) {
 		t.Errorf("drops %q, want %q", dropped, want)
 	}
 }

@@ -405,12 +405,18 @@ func saneTime(t *time.Time) *time.Time {
 	return &u
 }
 
-// Ground keeps of x what its texts (the episode and the context it was shown) name:
-// an entity none of whose words (accents and case aside) any of them holds, other than
-// the unnamed speaker (speakerRoles), is dropped,
-// and with it every fact that has it as an end (what "entity" or "fact", reason
-// ungrounded), so a model cannot add to the graph a name the conversation never said.
-// x is Clean's output: each fact's ends are its entities' names.
+// Ground keeps of x what its texts say: texts[0] is the memory, the others the
+// context it was shown. An entity none of whose words (accents and case aside) any of
+// them holds, other than the unnamed speaker (speakerRoles), is dropped, and with it
+// every fact that has it as an end (reason ungrounded), so a model cannot add to the
+// graph a name the conversation never said. A fact is dropped too unless the memory
+// itself names one of its ends and names the other or refers to it by a pronoun
+// (thirdPerson; selfWords for a person, its speaker), and states its text
+// (statedFact); and so is a sentence of an
+// entity's summary the memory does not state (stated; the words of the names and of
+// the relations of the entity's kept facts aside): reason unstated. The context
+// resolves names; it is never the source of a fact. x is Clean's output: each fact's
+// ends are its entities' names.
 func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 	said := map[string]bool{}
 	for _, t := range texts {
@@ -422,25 +428,167 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 		return speakerRoles[Normalize(name)] ||
 			slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return said[w] })
 	}
+	memory := stems(firstOr(texts))
 	out := &graph.Extracted{}
 	var drops []Drop
 	kept := map[string]bool{}
+	var names []string
 	for _, e := range x.Entities {
 		if !named(e.Name) {
 			drops = append(drops, Drop{"entity", "ungrounded", e.Name})
 			continue
 		}
 		kept[e.Name] = true
-		out.Entities = append(out.Entities, e)
+		names = append(names, e.Name, e.Type)
 	}
+	memoryNames := func(name string) bool {
+		return speakerRoles[Normalize(name)] ||
+			slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return memory[stem(w)] })
+	}
+	// An end the memory does not name it may refer to by a pronoun: "he" or "there"
+	// to anything, "I" or "my" to its speaker, a person.
+	said3rd, said1st := false, false
+	for _, w := range strings.FieldsFunc(Normalize(firstOr(texts)), nameBreak) {
+		said3rd, said1st = said3rd || thirdPerson[w], said1st || selfWords[w]
+	}
+	typeOf := map[string]string{}
+	for _, e := range x.Entities {
+		typeOf[e.Name] = e.Type
+	}
+	present := func(name string) bool { return said3rd || said1st && typeOf[name] == "Person" }
+	relations := map[string][]string{} // entity -> the relations of its kept facts
 	for _, f := range x.Facts {
-		if !kept[f.Source] || !kept[f.Target] {
-			drops = append(drops, Drop{"fact", "ungrounded", graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)})
+		name := graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)
+		src, tgt := memoryNames(f.Source), memoryNames(f.Target)
+		switch {
+		case !kept[f.Source] || !kept[f.Target]:
+			drops = append(drops, Drop{"fact", "ungrounded", name})
+		case !(src || tgt) || !(src || present(f.Source)) || !(tgt || present(f.Target)) || !statedFact(f, memory):
+			drops = append(drops, Drop{"fact", "unstated", name + ": " + f.Fact})
+		default:
+			out.Facts = append(out.Facts, f)
+			relations[f.Source] = append(relations[f.Source], f.Relation)
+			relations[f.Target] = append(relations[f.Target], f.Relation)
+		}
+	}
+	for _, e := range x.Entities {
+		if !kept[e.Name] {
 			continue
 		}
-		out.Facts = append(out.Facts, f)
+		skip := stems(append(names, relations[e.Name]...)...)
+		var summary []string
+		for _, sentence := range sentences(e.Summary) {
+			if stated(sentence, skip, memory) {
+				summary = append(summary, sentence)
+			} else {
+				drops = append(drops, Drop{"summary", "unstated", e.Name + ": " + sentence})
+			}
+		}
+		e.Summary = strings.Join(summary, " ")
+		out.Entities = append(out.Entities, e)
 	}
 	return out, drops
+}
+
+// summaryEnd is where a sentence of a summary ends.
+var summaryEnd = regexp.MustCompile(`[.;!?]+(?:\s+|$)`)
+
+// sentences splits text into its sentences, each with the mark that ends it.
+func sentences(text string) []string {
+	var out []string
+	from := 0
+	for _, end := range append(summaryEnd.FindAllStringIndex(text, -1), []int{len(text), len(text)}) {
+		if s := strings.TrimSpace(text[from:end[1]]); s != "" {
+			out = append(out, s)
+		}
+		from = end[1]
+	}
+	return out
+}
+
+// statedFact reports whether the memory states fact f's text: the text names one of
+// its ends (a word of its name, or the unnamed speaker as either end), and the memory
+// states the rest (stated), its ends' names and its relation's words aside (a model
+// writes "lives in" for "moved to"). "Helen has a pet named Marcus" (HAS_PET), from
+// "My wife Helen is a veterinarian", is not stated; "Bob lives in Paris" (LIVES_IN),
+// from "Bob has a flat in Paris", is.
+func statedFact(f graph.ExtractedFact, memory map[string]bool) bool {
+	ends := strings.FieldsFunc(Normalize(f.Source+" "+f.Target), nameBreak)
+	named := speakerRoles[Normalize(f.Source)] || speakerRoles[Normalize(f.Target)] ||
+		slices.ContainsFunc(strings.FieldsFunc(Normalize(f.Fact), nameBreak), func(w string) bool { return slices.Contains(ends, w) })
+	return named && stated(f.Fact, stems(f.Source, f.Target, f.Relation), memory)
+}
+
+// stated reports whether the memory (the stems of its words) states text: at least
+// half of its words are the memory's, compared by stem, leaving out skip's (stems),
+// stop words, numbers and words of time (timeWords: a model writes "since March 2024"
+// for "last month").
+func stated(text string, skip, memory map[string]bool) bool {
+	words, found := 0, 0
+	for _, w := range strings.FieldsFunc(Normalize(text), nameBreak) {
+		if skip[stem(w)] || graph.StopWord(w) || timeWords[w] || strings.Trim(w, "0123456789") == "" {
+			continue
+		}
+		words++
+		if memory[stem(w)] {
+			found++
+		}
+	}
+	return 2*found >= words
+}
+
+// stems are the stems of the words of texts.
+func stems(texts ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range texts {
+		for _, w := range strings.FieldsFunc(Normalize(t), nameBreak) {
+			out[stem(w)] = true
+		}
+	}
+	return out
+}
+
+// thirdPerson are the pronouns by which a memory refers to what an earlier one named.
+var thirdPerson = map[string]bool{"he": true, "him": true, "his": true, "she": true, "her": true, "hers": true, "they": true,
+	"them": true, "their": true, "it": true, "its": true, "there": true}
+
+// selfWords are the pronouns by which a memory's speaker refers to themselves.
+var selfWords = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true, "we": true, "us": true,
+	"our": true, "ours": true}
+
+// firstOr is the first of texts, or "".
+func firstOr(texts []string) string {
+	if len(texts) == 0 {
+		return ""
+	}
+	return texts[0]
+}
+
+// timeWords are the words a text says when with: stated leaves them out.
+var timeWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`since until till now currently still anymore longer ago recently formerly previously
+		former later earlier today yesterday tomorrow year years month months week weeks day days
+		january february march april may june july august september october november december
+		monday tuesday wednesday thursday friday saturday sunday`) {
+		timeWords[w] = true
+	}
+}
+
+// stem is the part of a normalised word that its forms share, as far as stated
+// compares them: without a plural or tense ending, at most five letters.
+func stem(w string) string {
+	for _, end := range []string{"ing", "ed", "es", "s"} {
+		if strings.HasSuffix(w, end) && len(w)-len(end) >= 3 {
+			w = strings.TrimSuffix(w, end)
+			break
+		}
+	}
+	if r := []rune(w); len(r) > 5 {
+		return string(r[:5])
+	}
+	return w
 }
 
 // speakerRoles are the names of a memory's unnamed speaker (the heuristic's, and a

@@ -241,8 +241,8 @@ var (
 	aliceGlobex = map[string]any{
 		"entities": []map[string]any{
 			{"name": "Alice", "type": "Person", "summary": "Left Acme for Globex in March 2024."},
-			{"name": "ACME", "type": "Organization", "summary": "Alice's former employer."},
-			{"name": "Globex", "type": "Organization", "summary": "Alice's employer since March 2024."},
+			{"name": "ACME", "type": "Organization", "summary": "Alice left Acme in March 2024."},
+			{"name": "Globex", "type": "Organization", "summary": "Alice joined Globex in March 2024."},
 		},
 		"facts": []map[string]any{
 			{"source": "Alice", "target": "ACME", "relation": "works at", "fact": "Alice worked at Acme until March 2024.",
@@ -288,7 +288,7 @@ func TestPipeline_AliceAcmeGlobex(t *testing.T) {
 		if want := "Left Acme for Globex in March 2024. An engineer. Alice works at Globex since March 2024."; ents["Alice"].Summary != want {
 			t.Errorf("%s: Alice's summary %q, want %q", group, ents["Alice"].Summary, want)
 		}
-		if want := "Alice's employer since March 2024. Alice works at Globex since March 2024."; ents["Globex"].Summary != want {
+		if want := "Alice joined Globex in March 2024. Alice works at Globex since March 2024."; ents["Globex"].Summary != want {
 			t.Errorf("%s: Globex's summary %q, want %q", group, ents["Globex"].Summary, want)
 		}
 		for name, e := range ents {
@@ -563,7 +563,7 @@ func TestExclusiveRelations(t *testing.T) {
 func TestPipeline_BadOutput(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
-	huge := strings.Repeat("x", 100_000)
+	huge := strings.Repeat("Eve wrote. ", 10_000) // what the memory says, over and over
 	p.llm.Answer("bad output episode", map[string]any{
 		"entities": []map[string]any{
 			{"name": "Eve\u0000 \n Evil", "type": "Person`) DETACH DELETE n //", "summary": huge},
@@ -1273,7 +1273,8 @@ func TestPipeline_RelativeStart(t *testing.T) {
 // dropped and counted (ungrounded): the prompt's own example (Dana Reyes at Globex,
 // formerly Initech) answered for an episode about someone else, and a fact whose
 // employer the speaker did not name. The speaker the episode names is kept, and a
-// name said in an earlier episode of the context counts as said.
+// name said in an earlier episode of the context counts as said; a fact only that
+// earlier episode states is dropped (unstated).
 func TestPipeline_Ungrounded(t *testing.T) {
 	t.Parallel()
 	p := newPipe(t)
@@ -1290,6 +1291,11 @@ func TestPipeline_Ungrounded(t *testing.T) {
 			{"source": "Lena Park", "target": "Bergen", "relation": "LIVES_IN", "fact": "Lena Park lives in Bergen.", "valid_at": nil, "invalid_at": nil}},
 	}
 	p.llm.Answer("I started a new job", example)
+	p.llm.Answer("I moved to Bergen", map[string]any{
+		"entities": []map[string]any{{"name": "Lena Park", "type": "Person", "summary": ""}, {"name": "Bergen", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{{"source": "Lena Park", "target": "Bergen", "relation": "LIVES_IN", "fact": "Lena Park moved to Bergen in May.",
+			"valid_at": nil, "invalid_at": nil}},
+	})
 	p.llm.Answer("I drink green tea", map[string]any{
 		"entities": []map[string]any{{"name": "User", "type": "Person", "summary": "Drinks tea."}, {"name": "green tea", "type": "Other", "summary": ""}},
 		"facts": []map[string]any{{"source": "User", "target": "green tea", "relation": "LIKES", "fact": "The user likes green tea.",
@@ -1321,7 +1327,9 @@ func TestPipeline_Ungrounded(t *testing.T) {
 	if _, tea := p.graphOf(unnamed, "User", "green tea"); len(tea) != 1 {
 		t.Errorf("the unnamed speaker's facts %+v, want its LIKES", tea)
 	}
-	for reason, want := range map[string]int64{"entity/ungrounded": 4, "fact/ungrounded": 2} {
+	// The second memory's answer repeats what the first said (Lena lives in Bergen):
+	// the context's words, which that memory does not state.
+	for reason, want := range map[string]int64{"entity/ungrounded": 4, "fact/ungrounded": 2, "fact/unstated": 1} {
 		if n, ok := p.metric.Drops.Load(reason); !ok || n.(*atomic.Int64).Load() < want {
 			t.Errorf("%s dropped %v times, want at least %d", reason, n, want)
 		}

@@ -86,8 +86,8 @@ func TestSummaries_FollowTheirMemories(t *testing.T) {
 				waitStatus(t, w.owner, a.ID)
 				return a.ID
 			}
-			add("Dana Reyes lives in Porto.", nil)
-			gone := add("Dana Reyes collects "+word+" stamps from Acme.",
+			add("Dana Reyes lives in Porto, a city by the sea.", nil)
+			gone := add("Dana Reyes collects "+word+" stamps from Acme, which sells them.",
 				map[string]any{"expires_at": time.Now().Add(time.Hour).Format(time.RFC3339Nano)})
 
 			// Every entity a requester is shown on the routes that show summaries.

@@ -44,8 +44,8 @@ type Server struct {
 	hang     time.Duration
 	tokenGap time.Duration // between the streamed tokens of an answer
 	stallAt  int           // a streamed answer stops after this many tokens, until the client goes (0: never)
-	accepts  string // the one structured-output mode served; "" every mode
-	runaway  int    // answers still to cut off at max_tokens
+	accepts  string        // the one structured-output mode served; "" every mode
+	runaway  int           // answers still to cut off at max_tokens
 	runOn    runOn
 	requests []Request
 	usage    *usage // fixed usage every call reports; nil: sizes as below

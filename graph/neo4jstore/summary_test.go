@@ -69,8 +69,8 @@ func newSummaryWorld(t *testing.T) *summaryWorld {
 	t.Cleanup(w.stop)
 
 	// The lasting memory first, so the one that goes is the newest: its words lead.
-	w.keep = w.add(w.public, "Dana Reyes lives in Porto.")
-	w.gone = w.add(w.public, "Dana Reyes collects "+w.word+" stamps from Acme.")
+	w.keep = w.add(w.public, "Dana Reyes lives in Porto, a city by the sea.")
+	w.gone = w.add(w.public, "Dana Reyes collects "+w.word+" stamps from Acme, which sells them.")
 	return w
 }
 
