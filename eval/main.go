@@ -318,6 +318,7 @@ type score struct {
 	episodes, failed                  int
 	chatCalls                         float64
 	cutOff                            float64 // answers cut off at llm.max_tokens: runaways
+	invented                          float64 // entities, facts and summary sentences dropped as ungrounded or unstated
 	seconds                           float64
 }
 
@@ -399,8 +400,17 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 	}
 	s.seconds = time.Since(start).Seconds()
 	s.chatCalls = llm.chatCalls() - calls0
-	s.cutOff, err = metric(base, "memgate_llm_errors_total", `kind="cut_off"`)
-	return s, err
+	if s.cutOff, err = metric(base, "memgate_llm_errors_total", `kind="cut_off"`); err != nil {
+		return s, err
+	}
+	for _, reason := range []string{"ungrounded", "unstated"} {
+		n, err := metric(base, "memgate_extraction_dropped_total", `reason="`+reason+`"`)
+		if err != nil {
+			return s, err
+		}
+		s.invented += n
+	}
+	return s, nil
 }
 
 // add scores one conversation's space; its questions are answered by answer, and
@@ -773,7 +783,7 @@ func keptRows(path string, ran []score) ([]string, error) {
 // kept rows of earlier runs stay aligned.
 var columns = []string{"extractor", "conversations", "entity precision", "entity recall", "fact precision",
 	"fact recall", "ended right", "junk entities", "answer in top 5", "episodes failed", "chat calls / episode",
-	"s / episode", "start dates right", "as_of right", "inverted intervals", fmt.Sprintf("answer in context (%d tokens)", contextTokens)}
+	"s / episode", "start dates right", "as_of right", "inverted intervals", fmt.Sprintf("answer in context (%d tokens)", contextTokens), "invented, dropped"}
 
 // render is the markdown section of the results, then the rows kept from earlier runs.
 func render(results []score, kept []string, command string) string {
@@ -785,12 +795,12 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s |\n", s.name, s.conversations,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s | %.0f |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
 			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged,
-			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked))
+			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked), s.invented)
 	}
 	for _, row := range kept {
 		b.WriteString(row + "\n")
@@ -809,7 +819,9 @@ func render(results []score, kept []string, command string) string {
 	fmt.Fprintf(&b, "is before their valid_at, which must be 0; answer in context (%d tokens): the same questions\n", contextTokens)
 	fmt.Fprintf(&b, "asked to POST /v1/agents/{id}/context with max_tokens %d, the answer counted as in top 5 but\n", contextTokens)
 	b.WriteString("in the block's whole text (facts, entity summaries and the memories themselves); – for\n")
-	b.WriteString("Graphiti, which has no such call. Embeddings are the offline hashing embedder in both\n")
+	b.WriteString("Graphiti, which has no such call; invented, dropped: the entities, facts and summary sentences\n")
+	b.WriteString("extraction dropped because the memory did not name or state them (memgate_extraction_dropped_total,\n")
+	b.WriteString("reasons ungrounded and unstated), none stored. Embeddings are the offline hashing embedder in both\n")
 	b.WriteString("runs. The corpus was written for this eval without reading either extractor's code.\n")
 	if slices.ContainsFunc(results, func(s score) bool { return strings.HasPrefix(s.name, "openai path") }) ||
 		slices.ContainsFunc(kept, func(row string) bool { return strings.HasPrefix(row, "| openai path") }) {

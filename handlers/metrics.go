@@ -159,7 +159,7 @@ var (
 	descLLMCalls   = prometheus.NewDesc("memgate_llm_calls_total", "Calls to the model provider, by kind: chat (extraction, resolution) or embedding.", []string{"kind"}, nil)
 	descLLMErrors  = prometheus.NewDesc("memgate_llm_errors_total", "Failed LLM calls by kind.", []string{"kind"}, nil)
 	descTokens     = prometheus.NewDesc("memgate_llm_tokens_total", "Model tokens by kind of call (chat, embedding) and direction (prompt, output).", []string{"kind", "direction"}, nil)
-	descDropped    = prometheus.NewDesc("memgate_extraction_dropped_total", "Entities, facts, attributes and edge types of extraction output dropped before resolution, by what (entity, fact, attribute, edge_type) and why (unknown_entity, same_entity, bad_relation, wrong_types, empty_name, over_limit, ungrounded, unknown_attribute, wrong_type).", []string{"what", "reason"}, nil)
+	descDropped    = prometheus.NewDesc("memgate_extraction_dropped_total", "Entities, facts, summary sentences, attributes and edge types of extraction output dropped before resolution, by what (entity, fact, summary, attribute, edge_type) and why (unknown_entity, same_entity, bad_relation, wrong_types, empty_name, over_limit, ungrounded, unstated, unknown_attribute, wrong_type).", []string{"what", "reason"}, nil)
 	descQueue      = prometheus.NewDesc("memgate_ingest_queue_depth", "Episodes not done, by status, in every space.", []string{"status"}, nil)
 	descQueries    = prometheus.NewDesc("memgate_neo4j_queries_total", "Neo4j queries run, by query file.", []string{"query"}, nil)
 	descQueryTime  = prometheus.NewDesc("memgate_neo4j_query_seconds_total", "Time in Neo4j queries, by query file (divide by memgate_neo4j_queries_total for the mean latency).", []string{"query"}, nil)
