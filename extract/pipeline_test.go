@@ -1335,3 +1335,45 @@ func TestPipeline_Ungrounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPipeline_AttributeCorrection: "Correction: Biscuit is a basset hound, not a
+// beagle" ends the stored fact that called Biscuit a beagle, as of the correction,
+// though the model's answer for the correction only states the new one.
+func TestPipeline_AttributeCorrection(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	pet := func(fact, name string) map[string]any {
+		return map[string]any{
+			"entities": []map[string]any{{"name": "User", "type": "Person", "summary": ""}, {"name": "Biscuit", "type": "Other", "summary": ""}},
+			"facts": []map[string]any{{"source": "User", "target": "Biscuit", "relation": name, "fact": fact, "valid_at": nil, "invalid_at": nil}},
+		}
+	}
+	p.llm.Answer("I adopted a beagle", pet("The user adopted a beagle named Biscuit.", "HAS_PET"))
+	p.llm.Answer("Correction: Biscuit", pet("The user's dog Biscuit is a basset hound.", "HAS_BREED"))
+	group := p.space("a")
+	at := time.Date(2025, 10, 6, 9, 0, 0, 0, time.UTC)
+	first := p.addAt(group, "I adopted a beagle named Biscuit!", at)
+	p.start(p.runner(1, 1))
+	p.wait([]*graph.Episode{first}, time.Minute)
+	fix := p.addAt(group, "Correction: Biscuit is a basset hound, not a beagle.", at.Add(24*time.Hour))
+	for _, e := range p.wait([]*graph.Episode{fix}, time.Minute) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.Content, e.Status, e.LastError)
+		}
+	}
+	_, facts := p.graphOf(group, "User", "Biscuit")
+	var current, ended []string
+	for _, f := range facts {
+		if f.InvalidAt == nil {
+			current = append(current, f.Fact)
+		} else if f.InvalidAt.Equal(fix.ValidAt) {
+			ended = append(ended, f.Fact)
+		}
+	}
+	if len(current) != 1 || current[0] != "The user's dog Biscuit is a basset hound." {
+		t.Errorf("current facts %q, want the basset hound alone", current)
+	}
+	if len(ended) != 1 || ended[0] != "The user adopted a beagle named Biscuit." {
+		t.Errorf("facts ended by the correction %q, want the beagle", ended)
+	}
+}

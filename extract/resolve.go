@@ -307,6 +307,11 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	if w.Conflicts, err = r.invalidate(ctx, ep, stored, added, changed, now); err != nil {
 		return nil, fmt.Errorf("contradictions: %w", err)
 	}
+	// What the memory corrects ends as of it, whatever the extraction made of it.
+	for _, f := range corrected(ep.Content, stored, w.Entities) {
+		f.End(ep.ValidAt, now)
+		changed[f.UUID] = f
+	}
 	for _, f := range changed {
 		w.Facts = append(w.Facts, f)
 	}
