@@ -1345,7 +1345,7 @@ func TestPipeline_AttributeCorrection(t *testing.T) {
 	pet := func(fact, name string) map[string]any {
 		return map[string]any{
 			"entities": []map[string]any{{"name": "User", "type": "Person", "summary": ""}, {"name": "Biscuit", "type": "Other", "summary": ""}},
-			"facts": []map[string]any{{"source": "User", "target": "Biscuit", "relation": name, "fact": fact, "valid_at": nil, "invalid_at": nil}},
+			"facts":    []map[string]any{{"source": "User", "target": "Biscuit", "relation": name, "fact": fact, "valid_at": nil, "invalid_at": nil}},
 		}
 	}
 	p.llm.Answer("I adopted a beagle", pet("The user adopted a beagle named Biscuit.", "HAS_PET"))
