@@ -31,7 +31,7 @@ func Denied(text string) []string {
 	var out []string
 	for _, d := range denials {
 		for _, m := range d.FindAllStringSubmatch(text, -1) {
-			p := strings.Join(strings.FieldsFunc(Normalize(m[1]), nameBreak), " ")
+			p := strings.Join(nameWords(m[1]), " ")
 			if p != "" && !graph.StopWord(p) && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
@@ -58,7 +58,7 @@ func corrected(text string, stored []*graph.Fact, entities []*graph.EntityNode) 
 		if f.InvalidAt != nil || f.ExpiredAt != nil || !named[f.SourceUUID] && !named[f.TargetUUID] {
 			continue
 		}
-		words := " " + strings.Join(strings.FieldsFunc(Normalize(f.Fact), nameBreak), " ") + " "
+		words := " " + strings.Join(nameWords(f.Fact), " ") + " "
 		if slices.ContainsFunc(denied, func(p string) bool { return strings.Contains(words, " "+p+" ") }) {
 			out = append(out, f)
 		}

@@ -420,13 +420,13 @@ func saneTime(t *time.Time) *time.Time {
 func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 	said := map[string]bool{}
 	for _, t := range texts {
-		for _, w := range strings.FieldsFunc(Normalize(t), nameBreak) {
+		for _, w := range nameWords(t) {
 			said[w] = true
 		}
 	}
 	named := func(name string) bool {
 		return speakerRoles[Normalize(name)] ||
-			slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return said[w] })
+			slices.ContainsFunc(nameWords(name), func(w string) bool { return said[w] })
 	}
 	memory := stems(firstOr(texts))
 	out := &graph.Extracted{}
@@ -443,12 +443,12 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 	}
 	memoryNames := func(name string) bool {
 		return speakerRoles[Normalize(name)] ||
-			slices.ContainsFunc(strings.FieldsFunc(Normalize(name), nameBreak), func(w string) bool { return memory[stem(w)] })
+			slices.ContainsFunc(nameWords(name), func(w string) bool { return memory[stem(w)] })
 	}
 	// An end the memory does not name it may refer to by a pronoun: "he" or "there"
 	// to anything, "I" or "my" to its speaker, a person.
 	said3rd, said1st := false, false
-	for _, w := range strings.FieldsFunc(Normalize(firstOr(texts)), nameBreak) {
+	for _, w := range nameWords(firstOr(texts)) {
 		said3rd, said1st = said3rd || thirdPerson[w], said1st || selfWords[w]
 	}
 	typeOf := map[string]string{}
@@ -513,9 +513,9 @@ func sentences(text string) []string {
 // "My wife Helen is a veterinarian", is not stated; "Bob lives in Paris" (LIVES_IN),
 // from "Bob has a flat in Paris", is.
 func statedFact(f graph.ExtractedFact, memory map[string]bool) bool {
-	ends := strings.FieldsFunc(Normalize(f.Source+" "+f.Target), nameBreak)
+	ends := nameWords(f.Source + " " + f.Target)
 	named := speakerRoles[Normalize(f.Source)] || speakerRoles[Normalize(f.Target)] ||
-		slices.ContainsFunc(strings.FieldsFunc(Normalize(f.Fact), nameBreak), func(w string) bool { return slices.Contains(ends, w) })
+		slices.ContainsFunc(nameWords(f.Fact), func(w string) bool { return slices.Contains(ends, w) })
 	return named && stated(f.Fact, stems(f.Source, f.Target, f.Relation), memory)
 }
 
@@ -525,7 +525,7 @@ func statedFact(f graph.ExtractedFact, memory map[string]bool) bool {
 // for "last month").
 func stated(text string, skip, memory map[string]bool) bool {
 	words, found := 0, 0
-	for _, w := range strings.FieldsFunc(Normalize(text), nameBreak) {
+	for _, w := range nameWords(text) {
 		if skip[stem(w)] || graph.StopWord(w) || timeWords[w] || strings.Trim(w, "0123456789") == "" {
 			continue
 		}
@@ -541,7 +541,7 @@ func stated(text string, skip, memory map[string]bool) bool {
 func stems(texts ...string) map[string]bool {
 	out := map[string]bool{}
 	for _, t := range texts {
-		for _, w := range strings.FieldsFunc(Normalize(t), nameBreak) {
+		for _, w := range nameWords(t) {
 			out[stem(w)] = true
 		}
 	}
@@ -594,6 +594,10 @@ func stem(w string) string {
 // speakerRoles are the names of a memory's unnamed speaker (the heuristic's, and a
 // model's that AsSpeaker found no name for): said by whoever wrote it, named or not.
 var speakerRoles = map[string]bool{"user": true, "the user": true, "speaker": true}
+
+// nameWords are the words names are compared by: text normalised (Normalize), split
+// at nameBreak.
+func nameWords(text string) []string { return strings.FieldsFunc(Normalize(text), nameBreak) }
 
 // nameBreak splits a normalised text into the words names are compared by.
 func nameBreak(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
