@@ -171,8 +171,10 @@ func TestFacts_DirectUnderReview(t *testing.T) {
 	}
 	var conflicts struct{ Items []map[string]any }
 	w.owner.must(http.StatusOK, "GET", "/v1/conflicts?agent_id="+w.agent, nil, &conflicts)
-	// The agent's view holds the global space too, where other tests seed conflicts.
-	conflicts.Items = slices.DeleteFunc(conflicts.Items, func(c map[string]any) bool { return c["group_id"] == "global" })
+	// The agent's view holds the global space and its teams' spaces too, where tests
+	// running beside this one seed conflicts: the facts stated here are the private
+	// space's.
+	conflicts.Items = slices.DeleteFunc(conflicts.Items, func(c map[string]any) bool { return c["group_id"] != "agent-"+w.agent+"-private" })
 	var now searchResult
 	w.owner.must(http.StatusOK, "POST", "/v1/memories/search", map[string]any{"agent_id": w.agent, "query": "Where does Alice live?"}, &now)
 	if len(conflicts.Items) != 1 || now.targets() != "Alice LIVES_IN Berlin, Alice LIVES_IN Lisbon" {
