@@ -7,7 +7,8 @@
 // $exact_max + 1): a small space's entities are read and their name words
 // (name_words) compared; a large space is asked through the node_name_and_summary
 // fulltext index, whose hits from every space are filtered — for a small space those
-// are mostly other spaces' namesakes, read and dropped.
+// are mostly other spaces' namesakes, read and dropped. With either plan, the entities
+// the episode q.mentioned of the same space mentions are candidates too.
 UNWIND range(0, size($queries) - 1) AS i
 WITH i, $queries[i] AS q
 CALL (q) {
@@ -32,6 +33,10 @@ CALL (q) {
     UNWIND q.terms AS term
     CALL db.index.fulltext.queryNodes('node_name_and_summary', term) YIELD node AS n
     WITH n
+    WHERE n.group_id = q.group_id
+    RETURN n
+    UNION
+    MATCH (:Episodic {uuid: q.mentioned, group_id: q.group_id})-[:MENTIONS]->(n:Entity)
     WHERE n.group_id = q.group_id
     RETURN n
   }

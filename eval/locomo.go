@@ -457,11 +457,12 @@ type locomoResult struct {
 // answers, the answerer (and the judge) answer a sample from memgate's and BM25's
 // blocks.
 func evaluateLocomo(run locomoRun, o locomoOptions, convs []locomoConversation, dense *embedder, answers bool) (*locomoResult, error) {
-	base, stop, err := serve(o.binary, run.env)
+	srv, err := serve(o.binary, run.env)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer srv.stop()
+	base := srv.base
 	api := client.New(base, "", "locomo")
 	api.HTTP.Timeout = 2 * time.Minute
 	start := time.Now()

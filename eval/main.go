@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -64,6 +65,9 @@ type expectedFact struct {
 	Ends      bool   `json:"ends"`
 	ValidFrom string `json:"valid_from"` // when it began: a year (2020) or a month (2025-06); "" when not said
 	ValidTo   string `json:"valid_to"`   // when an ended fact ended, the same way; "" when not said
+	// Corrected: a later message corrects or takes it back ("not X but Y", "actually",
+	// "scratch that"), so it must be stored ended.
+	Corrected bool `json:"corrected"`
 }
 
 // extractor is one memgate configuration under evaluation.
@@ -308,6 +312,7 @@ type score struct {
 	factsFound, factsRight            int
 	factsLabelled, factsMatched       int
 	endsRight, endsJudged             int // matched labelled facts whose ended state is right
+	corrections, corrected            int // labelled corrected facts, of them stored ended
 	datesRight, datesJudged           int // matched labelled facts with a start whose valid_at falls in it
 	asOfRight, asOfAsked              int // as_of questions the stored facts answer as labelled
 	inverted                          int // stored facts that end before they begin
@@ -320,6 +325,7 @@ type score struct {
 	cutOff                            float64 // answers cut off at llm.max_tokens: runaways
 	invented                          float64 // entities, facts and summary sentences dropped as ungrounded or unstated
 	seconds                           float64
+	episodeTimes                      []time.Duration // how long each episode took to process
 }
 
 // outcome is what was stored for one labelled fact.
@@ -355,11 +361,12 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 	}
 	run := fmt.Sprintf("eval%d", time.Now().Unix())
 	env["MEMGATE_INGEST_SCOPE"] = "agent-" + run // this run's spaces only, whatever else the database holds
-	base, stop, err := serve(binary, env)
+	srv, err := serve(binary, env)
 	if err != nil {
 		return s, err
 	}
-	defer stop()
+	defer srv.stop()
+	base := srv.base
 	ctx := context.Background()
 	calls0 := llm.chatCalls()
 	start := time.Now()
@@ -399,6 +406,7 @@ func evaluate(x extractor, binary, neo4jURI string, driver neo4j.DriverWithConte
 		log.Printf("eval: %s: %s done (%d episodes so far, %.0f s)", x.name, conv.ID, s.episodes, time.Since(start).Seconds())
 	}
 	s.seconds = time.Since(start).Seconds()
+	s.episodeTimes = srv.episodeTimes()
 	s.chatCalls = llm.chatCalls() - calls0
 	if s.cutOff, err = metric(base, "memgate_llm_errors_total", `kind="cut_off"`); err != nil {
 		return s, err
@@ -491,6 +499,12 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group s
 			}
 		}
 		s.outcomes = append(s.outcomes, o)
+		if want.Corrected {
+			s.corrections++
+			if o.found && o.ended {
+				s.corrected++
+			}
+		}
 		if !o.found {
 			continue
 		}
@@ -647,8 +661,24 @@ func isJunk(name string) bool {
 	return true
 }
 
-// serve starts memgate and returns its base URL once it is ready.
-func serve(binary string, env map[string]string, args ...string) (string, func(), error) {
+// memgate is a running memgate: its base URL, and how long each episode it processed
+// took, as its log says.
+type memgate struct {
+	base string
+	stop func()
+	mu   sync.Mutex
+	took []time.Duration // in the order the episodes were done
+}
+
+// episodeTimes is how long each episode processed so far took.
+func (m *memgate) episodeTimes() []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.took)
+}
+
+// serve starts memgate and returns it once it is ready.
+func serve(binary string, env map[string]string, args ...string) (*memgate, error) {
 	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
@@ -656,44 +686,54 @@ func serve(binary string, env map[string]string, args ...string) (string, func()
 	}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	stop := func() {
+	m := &memgate{stop: func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-	}
+	}}
 	addr := make(chan string, 1)
 	go func() {
 		scanner := bufio.NewScanner(pipe)
 		scanner.Buffer(make([]byte, 64<<10), 1<<20)
 		for scanner.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "memgate listening" {
+			var line struct {
+				Msg, Addr string
+				MS        float64
+			}
+			switch {
+			case json.Unmarshal(scanner.Bytes(), &line) != nil:
+			case line.Msg == "memgate listening":
 				addr <- line.Addr
-			} else if strings.Contains(scanner.Text(), `"level":"ERROR"`) {
+			case line.Msg == "episode processed":
+				m.mu.Lock()
+				m.took = append(m.took, time.Duration(line.MS*float64(time.Millisecond)))
+				m.mu.Unlock()
+			}
+			if strings.Contains(scanner.Text(), `"level":"ERROR"`) {
 				log.Printf("memgate: %s", scanner.Text())
 			}
 		}
 	}()
 	select {
 	case a := <-addr:
-		base := "http://" + a
+		m.base = "http://" + a
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if resp, err := http.Get(base + "/readyz"); err == nil {
+			if resp, err := http.Get(m.base + "/readyz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
-					return base, stop, nil
+					return m, nil
 				}
 			}
 		}
-		stop()
-		return "", nil, fmt.Errorf("memgate at %s not ready within 2 minutes", base)
+		m.stop()
+		return nil, fmt.Errorf("memgate at %s not ready within 2 minutes", m.base)
 	case <-time.After(2 * time.Minute):
-		stop()
-		return "", nil, fmt.Errorf("memgate did not listen within 2 minutes")
+		m.stop()
+		return nil, fmt.Errorf("memgate did not listen within 2 minutes")
 	}
 }
 
@@ -734,6 +774,14 @@ func metric(base, name, label string) (float64, error) {
 		}
 	}
 	return total, nil
+}
+
+// spread is the median and p95 of ds in seconds.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f / %.1f", percentile(ds, 0.5).Seconds(), percentile(ds, 0.95).Seconds())
 }
 
 func ratio(a, b int) string {
@@ -783,7 +831,8 @@ func keptRows(path string, ran []score) ([]string, error) {
 // kept rows of earlier runs stay aligned.
 var columns = []string{"extractor", "conversations", "entity precision", "entity recall", "fact precision",
 	"fact recall", "ended right", "junk entities", "answer in top 5", "episodes failed", "chat calls / episode",
-	"s / episode", "start dates right", "as_of right", "inverted intervals", fmt.Sprintf("answer in context (%d tokens)", contextTokens), "invented, dropped"}
+	"s / episode", "start dates right", "as_of right", "inverted intervals", fmt.Sprintf("answer in context (%d tokens)", contextTokens), "invented, dropped",
+	"corrections applied", "s / episode, median / p95"}
 
 // render is the markdown section of the results, then the rows kept from earlier runs.
 func render(results []score, kept []string, command string) string {
@@ -795,12 +844,13 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s | %.0f |\n", s.name, s.conversations,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s | %.0f | %d of %d | %s |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
 			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged,
-			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked), s.invented)
+			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked), s.invented,
+			s.corrected, s.corrections, spread(s.episodeTimes))
 	}
 	for _, row := range kept {
 		b.WriteString(row + "\n")
@@ -821,7 +871,9 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("in the block's whole text (facts, entity summaries and the memories themselves); – for\n")
 	b.WriteString("Graphiti, which has no such call; invented, dropped: the entities, facts and summary sentences\n")
 	b.WriteString("extraction dropped because the memory did not name or state them (memgate_extraction_dropped_total,\n")
-	b.WriteString("reasons ungrounded and unstated), none stored. Embeddings are the offline hashing embedder in both\n")
+	b.WriteString("reasons ungrounded and unstated), none stored; corrections applied: of the labelled facts a later\n")
+	b.WriteString("message corrects or takes back, those stored ended; s / episode, median / p95: the time each\n")
+	b.WriteString("episode took from its claim to its save, as memgate's log reports it. Embeddings are the offline hashing embedder in both\n")
 	b.WriteString("runs. The corpus was written for this eval without reading either extractor's code.\n")
 	if slices.ContainsFunc(results, func(s score) bool { return strings.HasPrefix(s.name, "openai path") }) ||
 		slices.ContainsFunc(kept, func(row string) bool { return strings.HasPrefix(row, "| openai path") }) {

@@ -227,11 +227,12 @@ func evaluateOntology(x extractor, binary, neo4jURI string, c ontologyCorpus) (o
 	}
 	run := fmt.Sprintf("onto%d", time.Now().Unix())
 	env["MEMGATE_INGEST_SCOPE"] = "agent-" + run
-	base, stop, err := serve(binary, env, "--config", file)
+	srv, err := serve(binary, env, "--config", file)
 	if err != nil {
 		return s, err
 	}
-	defer stop()
+	defer srv.stop()
+	base := srv.base
 	ctx := context.Background()
 	start := time.Now()
 	convs := c.Conversations

@@ -441,10 +441,6 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 		kept[e.Name] = true
 		names = append(names, e.Name, e.Type)
 	}
-	memoryNames := func(name string) bool {
-		return speakerRoles[Normalize(name)] ||
-			slices.ContainsFunc(nameWords(name), func(w string) bool { return memory[stem(w)] })
-	}
 	// An end the memory does not name it may refer to by a pronoun: "he" or "there"
 	// to anything, "I" or "my" to its speaker, a person.
 	said3rd, said1st := false, false
@@ -459,7 +455,7 @@ func Ground(x *graph.Extracted, texts ...string) (*graph.Extracted, []Drop) {
 	relations := map[string][]string{} // entity -> the relations of its kept facts
 	for _, f := range x.Facts {
 		name := graph.CleanText(f.Source+" "+f.Relation+" "+f.Target, maxFactRunes)
-		src, tgt := memoryNames(f.Source), memoryNames(f.Target)
+		src, tgt := namedIn(f.Source, memory), namedIn(f.Target, memory)
 		switch {
 		case !kept[f.Source] || !kept[f.Target]:
 			drops = append(drops, Drop{"fact", "ungrounded", name})
@@ -504,6 +500,12 @@ func sentences(text string) []string {
 		from = end[1]
 	}
 	return out
+}
+
+// namedIn reports whether the memory (the stems of its words) names name: a word of
+// it, or the unnamed speaker.
+func namedIn(name string, memory map[string]bool) bool {
+	return speakerRoles[Normalize(name)] || slices.ContainsFunc(nameWords(name), func(w string) bool { return memory[stem(w)] })
 }
 
 // statedFact reports whether the memory states fact f's text: the text names one of

@@ -132,7 +132,8 @@ func (Heuristic) Extract(_ context.Context, ep *graph.Episode, previous []*graph
 		out.Facts = append(out.Facts, f)
 	}
 	introduced := introducedSpeaker(ep, previous)
-	for _, line := range strings.Split(ep.Content, "\n") {
+	said, _ := Retained(ep.Content) // nothing its speaker took back
+	for _, line := range strings.Split(said, "\n") {
 		if _, role := lineRole(line); role == "assistant" || role == "system" {
 			continue // the assistant acknowledges and asks; what the world is, the user says
 		}

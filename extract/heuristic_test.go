@@ -303,3 +303,20 @@ func TestHeuristic_Endings(t *testing.T) {
 		}
 	}
 }
+
+// TestHeuristic_Retraction: what the speaker took back within the memory is not
+// extracted; what follows the retraction is.
+func TestHeuristic_Retraction(t *testing.T) {
+	x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{ValidAt: time.Now(),
+		Content: "Lena (user): I work at Globex.\nassistant: Noted.\nLena (user): scratch that. I work at Initech. I live in Porto, strike that, I live in Braga."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range x.Facts {
+		got = append(got, f.Source+" "+f.Relation+" "+f.Target)
+	}
+	if want := "Lena WORKS_AT Initech; Lena LIVES_IN Braga"; strings.Join(got, "; ") != want {
+		t.Errorf("facts %q, want %q", got, want)
+	}
+}

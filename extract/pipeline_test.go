@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -1375,5 +1376,83 @@ func TestPipeline_AttributeCorrection(t *testing.T) {
 	}
 	if len(ended) != 1 || ended[0] != "The user adopted a beagle named Biscuit." {
 		t.Errorf("facts ended by the correction %q, want the beagle", ended)
+	}
+}
+
+// TestPipeline_CorrectionsAndRetractions: with the model extracting and judging no
+// contradiction, "Actually, ..." replaces what a fact of the same relation said,
+// "Scratch that." ends what the last sentence of the speaker's previous memory said
+// and nothing of another speaker's, and what a memory takes back within itself is not
+// stored.
+func TestPipeline_CorrectionsAndRetractions(t *testing.T) {
+	t.Parallel()
+	p := newPipe(t)
+	says := func(src, relation, tgt, text string) map[string]any {
+		return map[string]any{
+			"entities": []map[string]any{{"name": src, "type": "Person", "summary": ""}, {"name": tgt, "type": "Other", "summary": ""}},
+			"facts":    []map[string]any{{"source": src, "target": tgt, "relation": relation, "fact": text, "valid_at": nil, "invalid_at": nil}},
+		}
+	}
+	p.llm.Answer("I work at Globex.", says("Dana", "WORKS_AT", "Globex", "Dana works at Globex."))
+	p.llm.Answer("Actually, I work at Initech.", says("Dana", "WORKS_AT", "Initech", "Dana works at Initech."))
+	p.llm.Answer("new: Dana works at Initech.", map[string]any{"pair_1": false})
+	p.llm.Answer("Actually, I also work at Oxfam.", says("Dana", "WORKS_AT", "Oxfam", "Dana also works at Oxfam."))
+	p.llm.Answer("new: Dana also works at Oxfam.", map[string]any{"pair_1": false})
+	p.llm.Answer("I have a dog named Rex. I live in Lisbon.", map[string]any{
+		"entities": []map[string]any{{"name": "Dana", "type": "Person", "summary": ""}, {"name": "Rex", "type": "Other", "summary": ""},
+			{"name": "Lisbon", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{
+			{"source": "Dana", "target": "Rex", "relation": "HAS_PET", "fact": "Dana has a dog named Rex.", "valid_at": nil, "invalid_at": nil},
+			{"source": "Dana", "target": "Lisbon", "relation": "LIVES_IN", "fact": "Dana lives in Lisbon.", "valid_at": nil, "invalid_at": nil}},
+	})
+	p.llm.Answer("I work at Hooli.", says("Sam", "WORKS_AT", "Hooli", "Sam works at Hooli."))
+	p.llm.Answer("Scratch that.", map[string]any{"entities": []any{}, "facts": []any{}})
+	p.llm.Answer("I like Porto, scratch that, I like Braga.", map[string]any{
+		"entities": []map[string]any{{"name": "Dana", "type": "Person", "summary": ""}, {"name": "Porto", "type": "Location", "summary": ""},
+			{"name": "Braga", "type": "Location", "summary": ""}},
+		"facts": []map[string]any{
+			{"source": "Dana", "target": "Porto", "relation": "LIKES", "fact": "Dana likes Porto.", "valid_at": nil, "invalid_at": nil},
+			{"source": "Dana", "target": "Braga", "relation": "LIKES", "fact": "Dana likes Braga.", "valid_at": nil, "invalid_at": nil}},
+	})
+	group := p.space("a")
+	at := time.Date(2025, 10, 6, 9, 0, 0, 0, time.UTC)
+	var eps []*graph.Episode
+	for i, text := range []string{
+		"Dana (user): I work at Globex.",
+		"Dana (user): Actually, I work at Initech.",    // a day later
+		"Dana (user): Actually, I also work at Oxfam.", // one more: Initech stays
+		"Dana (user): I have a dog named Rex. I live in Lisbon.",
+		"Dana (user): Scratch that.", // a minute later: its last sentence goes
+		"Sam (user): I work at Hooli.",
+		"Dana (user): Scratch that.", // after Sam's memory: nothing of Sam's goes
+		"Dana (user): I like Porto, scratch that, I like Braga.",
+	} {
+		eps = append(eps, p.addAt(group, text, at.Add(time.Duration(i)*time.Minute+time.Duration(min(i, 1))*24*time.Hour)))
+	}
+	p.start(p.runner(1, 1))
+	for _, e := range p.wait(eps, time.Minute) {
+		if e.Status != graph.StatusDone {
+			t.Fatalf("%s: %s (%s)", e.Content, e.Status, e.LastError)
+		}
+	}
+	_, facts := p.graphOf(group, "Dana", "Sam")
+	got := map[string]string{}
+	for _, f := range facts {
+		got[f.Fact] = "current"
+		if f.InvalidAt != nil {
+			got[f.Fact] = "ended " + f.InvalidAt.Format("01-02 15:04")
+		}
+	}
+	want := map[string]string{
+		"Dana works at Globex.":     "ended " + eps[1].ValidAt.Format("01-02 15:04"),
+		"Dana works at Initech.":    "current",
+		"Dana also works at Oxfam.": "current",
+		"Dana lives in Lisbon.":     "ended " + eps[4].ValidAt.Format("01-02 15:04"),
+		"Dana has a dog named Rex.": "current",
+		"Sam works at Hooli.":       "current",
+		"Dana likes Braga.":         "current",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("facts %v\nwant %v", got, want)
 	}
 }

@@ -143,7 +143,12 @@ func stableUUID(parts ...string) string {
 func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extracted, before *graph.Episode) (*graph.GraphWrite, error) {
 	now := r.Now().UTC()
 	w := &graph.GraphWrite{Episode: ep}
-	if len(x.Entities) == 0 {
+	// A memory taking back its speaker's previous one reads what that one said.
+	q := graph.NeighbourhoodQuery{GroupID: ep.GroupID}
+	if _, speaker := Retained(ep.Content); speaker != "" && before != nil {
+		q.Mentioned = before.UUID
+	}
+	if len(x.Entities) == 0 && q.Mentioned == "" {
 		_, err := r.embed(ctx, w, before, nil)
 		return w, err
 	}
@@ -151,7 +156,8 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	for i, e := range x.Entities {
 		names[i] = e.Name
 	}
-	near, err := r.neighbourhood(ctx, graph.NeighbourhoodQuery{GroupID: ep.GroupID, Names: names})
+	q.Names = names
+	near, err := r.neighbourhood(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +313,12 @@ func (r *Resolver) Resolve(ctx context.Context, ep *graph.Episode, x *graph.Extr
 	if w.Conflicts, err = r.invalidate(ctx, ep, stored, added, changed, now); err != nil {
 		return nil, fmt.Errorf("contradictions: %w", err)
 	}
-	// What the memory corrects ends as of it, whatever the extraction made of it.
-	for _, f := range corrected(ep.Content, stored, w.Entities) {
+	// What the memory corrects or retracts ends as of it, whatever the extraction made of it.
+	nameOf := map[string]string{}
+	for _, n := range append(slices.Clone(candidates), w.Entities...) {
+		nameOf[n.UUID] = n.Name
+	}
+	for _, f := range corrected(ep, before, stored, added, w.Entities, nameOf) {
 		f.End(ep.ValidAt, now)
 		changed[f.UUID] = f
 	}

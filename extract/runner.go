@@ -330,7 +330,8 @@ func (r *Runner) prepare(ctx context.Context, j job) (*graph.GraphWrite, error) 
 	}
 	clean, drops := CleanTyped(x, ont)
 	if !direct {
-		texts := []string{j.Episode.Content}
+		said, _ := Retained(j.Episode.Content) // what its speakers took back is not stated
+		texts := []string{said}
 		for _, p := range j.Previous {
 			texts = append(texts, p.Content)
 		}

@@ -201,6 +201,9 @@ type Claimed struct {
 type NeighbourhoodQuery struct {
 	GroupID string
 	Names   []string
+	// Mentioned is an episode of the space whose entities are candidates too, named or
+	// not ("" none): a memory retracting it reads what it said.
+	Mentioned string
 }
 
 // Neighbourhood is the answer: candidate entities and the facts touching them.

@@ -300,7 +300,7 @@ func (db *DB) neighbourhoods(ctx context.Context, qs []graph.NeighbourhoodQuery,
 			words = append(words, graph.Words(n)...)
 		}
 		queries[i] = map[string]any{"group_id": q.GroupID, "lower_names": lower, "terms": lucene,
-			"words": distinct(words, 64)}
+			"words": distinct(words, 64), "mentioned": nullable(q.Mentioned)}
 	}
 	records, err := db.run(ctx, neo4j.AccessModeRead, "entity_neighbourhood",
 		map[string]any{"queries": queries, "limit": int64(limit), "exact_max": int64(exactMax)})
