@@ -312,7 +312,7 @@ type score struct {
 	factsFound, factsRight            int
 	factsLabelled, factsMatched       int
 	endsRight, endsJudged             int // matched labelled facts whose ended state is right
-	corrections, corrected            int // labelled corrected facts, of them stored ended
+	corrections, stored, corrected    int // labelled corrected facts, of them stored, of those ended
 	datesRight, datesJudged           int // matched labelled facts with a start whose valid_at falls in it
 	asOfRight, asOfAsked              int // as_of questions the stored facts answer as labelled
 	inverted                          int // stored facts that end before they begin
@@ -501,6 +501,9 @@ func (s *score) add(ctx context.Context, driver neo4j.DriverWithContext, group s
 		s.outcomes = append(s.outcomes, o)
 		if want.Corrected {
 			s.corrections++
+			if o.found {
+				s.stored++
+			}
 			if o.found && o.ended {
 				s.corrected++
 			}
@@ -781,7 +784,7 @@ func spread(ds []time.Duration) string {
 	if len(ds) == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f / %.1f", percentile(ds, 0.5).Seconds(), percentile(ds, 0.95).Seconds())
+	return fmt.Sprintf("%.2f / %.2f", percentile(ds, 0.5).Seconds(), percentile(ds, 0.95).Seconds())
 }
 
 func ratio(a, b int) string {
@@ -844,13 +847,13 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
 	for _, s := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s | %.0f | %d of %d | %s |\n", s.name, s.conversations,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d of %d | %.1f | %.1f | %d of %d | %d of %d | %d | %s | %.0f | %d of %d (%d) | %s |\n", s.name, s.conversations,
 			ratio(s.entitiesRight, s.entitiesFound), ratio(s.entitiesMatched, s.entitiesLabelled),
 			ratio(s.factsRight, s.factsFound), ratio(s.factsMatched, s.factsLabelled),
 			ratio(s.endsRight, s.endsJudged), len(s.junk), ratio(s.answered, s.questions), s.failed, s.episodes,
 			s.chatCalls/float64(max(s.episodes, 1)), s.seconds/float64(max(s.episodes, 1)), s.datesRight, s.datesJudged,
 			s.asOfRight, s.asOfAsked, s.inverted, ratio(s.inContext, s.contextAsked), s.invented,
-			s.corrected, s.corrections, spread(s.episodeTimes))
+			s.corrected, s.stored, s.corrections, spread(s.episodeTimes))
 	}
 	for _, row := range kept {
 		b.WriteString(row + "\n")
@@ -872,7 +875,8 @@ func render(results []score, kept []string, command string) string {
 	b.WriteString("Graphiti, which has no such call; invented, dropped: the entities, facts and summary sentences\n")
 	b.WriteString("extraction dropped because the memory did not name or state them (memgate_extraction_dropped_total,\n")
 	b.WriteString("reasons ungrounded and unstated), none stored; corrections applied: of the labelled facts a later\n")
-	b.WriteString("message corrects or takes back, those stored ended; s / episode, median / p95: the time each\n")
+	b.WriteString("message corrects or takes back that were stored, those stored ended (in brackets: how many are\n")
+	b.WriteString("labelled); s / episode, median / p95: the time each\n")
 	b.WriteString("episode took from its claim to its save, as memgate's log reports it. Embeddings are the offline hashing embedder in both\n")
 	b.WriteString("runs. The corpus was written for this eval without reading either extractor's code.\n")
 	if slices.ContainsFunc(results, func(s score) bool { return strings.HasPrefix(s.name, "openai path") }) ||
