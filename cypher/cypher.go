@@ -239,21 +239,32 @@ func LuceneTerms(text string) string {
 // is filtered in Cypher alone (Lucene refuses a query of over 1,024 clauses).
 const maxLuceneGroups = 256
 
-// LuceneWords is the fulltext query that finds the items holding one of words (as
-// Words gives them, so no Lucene syntax is left in them) in one of fields, within the
-// spaces groupIDs: the index plans read every hit and score the visible ones from
-// their own words, so the query only has to find them. The group_id clause narrows
-// the hits the index reads to those spaces (a phrase of a group_id's tokens may also
-// match a longer one; every query checks the group_id again in Cypher); it is left
-// out for more than maxLuceneGroups. "" when there is no word.
-func LuceneWords(fields, words, groupIDs []string) string {
-	if len(words) == 0 || len(fields) == 0 {
+// LuceneStems is the fulltext query that finds the items holding a word of one of
+// terms (terms.Query: stems of letters and digits, so no Lucene syntax is left in
+// them) in one of fields, within the spaces groupIDs: the index plans read every hit
+// and score the visible ones from their own terms, so the query only has to find
+// them. A term is asked as a prefix, which finds its every form ("paint*": painting,
+// painted), but for one of fewer than three letters, asked as it is. The
+// group_id clause narrows the hits the index reads to those spaces (a phrase of a
+// group_id's tokens may also match a longer one; every query checks the group_id again
+// in Cypher); it is left out for more than maxLuceneGroups. "" when there is no term.
+func LuceneStems(fields, terms, groupIDs []string) string {
+	if len(terms) == 0 || len(fields) == 0 {
 		return ""
 	}
-	terms := strings.Join(words, " ")
+	asked := make([]string, len(terms))
+	for i, t := range terms {
+		// A stem's last e or i may stand for another letter ("make" of "making",
+		// "stori" of "story"): the prefix leaves it out.
+		if p := strings.TrimRight(t, "ei"); utf8.RuneCountInString(p) >= 3 {
+			t = p + "*"
+		}
+		asked[i] = t
+	}
+	words := strings.Join(asked, " ")
 	parts := make([]string, len(fields))
 	for i, f := range fields {
-		parts[i] = f + ":(" + terms + ")"
+		parts[i] = f + ":(" + words + ")"
 	}
 	q := "(" + strings.Join(parts, " OR ") + ")"
 	if len(groupIDs) == 0 || len(groupIDs) > maxLuceneGroups {

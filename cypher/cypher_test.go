@@ -1,6 +1,7 @@
 package cypher_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,5 +87,27 @@ func TestAtLeast(t *testing.T) {
 		if got := cypher.AtLeast(c.v, c.min); got != c.want {
 			t.Errorf("AtLeast(%q, %q) = %v, want %v", c.v, c.min, got, c.want)
 		}
+	}
+}
+
+// TestLuceneStems: each term is asked as a prefix, without a last e or i that may
+// stand for another letter, but for one left with fewer than three letters; the group_ids narrow the hits, up to maxLuceneGroups of them.
+func TestLuceneStems(t *testing.T) {
+	if got, want := cypher.LuceneStems([]string{"content"}, []string{"paint", "tv", "run", "make", "stori", "die"}, []string{"agent-a-private"}),
+		`(content:(paint* tv run* mak* stor* die)) AND group_id:("agent-a-private")`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got, want := cypher.LuceneStems([]string{"name", "fact"}, []string{"held"}, nil), `(name:(held*) OR fact:(held*))`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got := cypher.LuceneStems([]string{"content"}, nil, []string{"g"}); got != "" {
+		t.Errorf("no terms: %q, want none", got)
+	}
+	many := make([]string, 257)
+	for i := range many {
+		many[i] = fmt.Sprintf("agent-%d-private", i)
+	}
+	if got := cypher.LuceneStems([]string{"content"}, []string{"paint"}, many); strings.Contains(got, "group_id") {
+		t.Errorf("more than 256 spaces named in the query: %.80s", got)
 	}
 }

@@ -16,7 +16,7 @@ func Words(text string) []string {
 }
 
 // stopWords are the English words too common to tell memories apart: a query's words
-// leave them out (QueryWords).
+// leave them out (terms.Query).
 var stopWords = map[string]bool{}
 
 func init() {
@@ -30,24 +30,3 @@ func init() {
 
 // StopWord reports whether w (lower-cased) is one of the words too common to search by.
 func StopWord(w string) bool { return stopWords[w] }
-
-// QueryWords are the words a search matches a query by: Words, each once, at most 64,
-// without the stop words unless the query has no other.
-func QueryWords(text string) []string {
-	var all, content []string
-	seen := map[string]bool{}
-	for _, w := range Words(text) {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		all = append(all, w)
-		if !stopWords[w] {
-			content = append(content, w)
-		}
-	}
-	if len(content) > 0 {
-		all = content
-	}
-	return all[:min(len(all), 64)]
-}

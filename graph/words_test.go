@@ -21,18 +21,3 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
-
-// TestQueryWords: a query's words, each once, without the stop words unless it has no
-// other.
-func TestQueryWords(t *testing.T) {
-	for in, want := range map[string]string{
-		"What did Caroline research?":      "caroline research",
-		"Where does Alice work at Alice's": "alice work",
-		"who is it":                        "who is it",
-		"":                                 "",
-	} {
-		if got := strings.Join(graph.QueryWords(in), " "); got != want {
-			t.Errorf("QueryWords(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

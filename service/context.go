@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/terms"
 )
 
 // ContextQuery asks for the memory that bears on an agent's next turn: the recent
@@ -215,20 +216,20 @@ func rankValue(rank int) float64 { return math.Pow(float64(rank+1), -1.5) }
 // token first across facts, entities and memories, as many as fit the budget: a
 // memory's line shows when it was said, who said it, and its relative times resolved
 // ("yesterday (7 May 2023)"); facts and entity summaries are candidates only where
-// they bear on the query (a word of it in the fact or its ends' names, in the entity's
+// they bear on the query (a word of it, by stem, in the fact or its ends' names, in the entity's
 // name; any when the query has none). The lines are laid out by section: facts and
 // entities in rank order, memories in the order they happened. The text's count is taken again at the end, whole, and lines are
 // dropped, least valuable first, until it fits: a block is never over budget, whatever
 // the tokenizer does at the joins.
 func buildContext(res *SearchResult, query string, tok *Tokenizer, budget int, asOf *time.Time) *TurnContext {
 	headers := sectionHeaders(asOf)
-	asked := graph.QueryWords(query)
+	asked := terms.Query(query)
 	bears := func(texts ...string) bool {
 		if len(asked) == 0 {
 			return true
 		}
 		for _, t := range texts {
-			for _, w := range graph.Words(t) {
+			for _, w := range terms.Of(t) {
 				if slices.Contains(asked, w) {
 					return true
 				}

@@ -13,6 +13,7 @@ const module = "github.com/memgate/memgate"
 var allowedImports = map[string][]string{
 	"graph":                             {},
 	"graph/batch":                       {"graph"},
+	"graph/terms":                       {"graph"},
 	"cypher":                            {},
 	"config":                            {"access", "graph"}, // the syntax of a key's requester binding; the ontology's rules
 	"access":                            {"graph"},
@@ -20,11 +21,11 @@ var allowedImports = map[string][]string{
 	"access/idp/idptest":                {},
 	"extract":                           {"graph", "graph/batch"},
 	"extract/llmtest":                   {},
-	"graph/neo4jstore":                  {"graph", "graph/batch", "access", "cypher"},
+	"graph/neo4jstore":                  {"graph", "graph/batch", "graph/terms", "access", "cypher"},
 	"graph/neo4jstore/neo4jtest":        {"graph", "graph/neo4jstore"},
 	"graph/neo4jstore/neo4jtest/testdb": {"graph/neo4jstore/neo4jtest"},
 	"access/accesstest":                 {"graph"},
-	"service":                           {"graph", "access"},
+	"service":                           {"graph", "graph/terms", "access"},
 	"handlers":                          {"graph", "access", "extract", "service"},
 	"webhook":                           {"graph", "service"},
 	"client":                            {},
@@ -41,6 +42,7 @@ var otelAPI = []string{"go.opentelemetry.io/otel/trace", "go.opentelemetry.io/ot
 // graph, cypher and access import the standard library only. The OpenTelemetry API goes
 // where a span's name is known: requests, use cases, queries, model calls, ingestion.
 var thirdParty = map[string][]string{
+	"graph/terms":                       {"github.com/kljensen/snowball"},
 	"config":                            {"github.com/spf13/viper", "github.com/go-viper/mapstructure", "gopkg.in/yaml.v3"},
 	"graph/neo4jstore":                  append([]string{"github.com/neo4j/neo4j-go-driver"}, otelAPI...),
 	"graph/neo4jstore/neo4jtest":        {"github.com/testcontainers/testcontainers-go", "github.com/neo4j/neo4j-go-driver"},

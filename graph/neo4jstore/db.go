@@ -86,7 +86,7 @@ func (db *DB) observe(name string, start time.Time) {
 
 // queryNames lists every query file this package runs; Open fails when one is missing.
 var queryNames = []string{
-	"schema_version_get", "schema_version_set", "schema_embedder", "schema_vector_dimensions", "schema_episode_index", "server_version",
+	"schema_version_get", "schema_version_set", "schema_embedder", "schema_terms", "schema_terms_set", "terms_backfill_read", "terms_backfill_write", "schema_vector_dimensions", "schema_episode_index", "server_version",
 	"episode_create", "episode_by_idempotency_key", "episode_get", "episode_list", "episode_search", "episode_search_vector", "episode_neighbours", "episode_expire_derived",
 	"episode_delete", "episode_expired", "episode_expire_lock",
 	"episode_unlink", "episode_lock", "episode_update", "episode_versions", "episode_support", "episode_move_hold", "authorship_backfill",

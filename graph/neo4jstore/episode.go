@@ -8,6 +8,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/terms"
 )
 
 // episodeParams are the parameters of episode_create: the :Episodic properties
@@ -43,7 +44,7 @@ func episodeProps(e *graph.Episode) map[string]any {
 		"requester_id": e.RequesterID, "host_key": e.HostKey, "tags": nonNil(e.Tags), "priority": e.Priority,
 		"content_hash": e.ContentHash, "promoted_from": e.PromotedFrom, "promoted_by": e.PromotedBy,
 		"promoted_from_group_id": e.PromotedFromGroup, "visibility_rule": e.VisibilityRule,
-		"request_hash": e.RequestHash, "content_terms": terms(e.Content), "version": int64(max(e.Version, 1)),
+		"request_hash": e.RequestHash, "content_terms": searchTerms(e.Content), "version": int64(max(e.Version, 1)),
 		"updated_by": e.UpdatedBy, "content_agent": e.ContentAgent,
 	}
 	if len(e.DerivedFrom) > 0 {
@@ -170,11 +171,16 @@ func floatOf(v any) float64 {
 	return 0
 }
 
-// terms is text's words as the exact search plans match them (content_terms,
-// fact_terms, name_terms): each word once per occurrence with a space on both sides,
-// so the queries count a term by the occurrences of ' term '.
-func terms(text string) string {
-	return " " + strings.Join(graph.Words(text), "  ") + " "
+// searchTerms is text's terms as the exact search plans match them (content_terms,
+// fact_terms, name_terms; terms.Of): each once per occurrence with a space on both
+// sides, so the queries count a term by the occurrences of ' term '.
+func searchTerms(text string) string {
+	return spaced(terms.Of(text))
+}
+
+// spaced joins words with a space on both sides of each.
+func spaced(words []string) string {
+	return " " + strings.Join(words, "  ") + " "
 }
 
 func episodeFromNode(n neo4j.Node) *graph.Episode {

@@ -20,7 +20,7 @@ func entityRows(es []*graph.EntityNode) []map[string]any {
 		rows[i] = map[string]any{
 			"uuid": e.UUID, "name": e.Name, "group_id": e.GroupID, "summary": e.Summary, "description": e.Description,
 			"name_embedding": floats(e.NameEmbedding), "created_at": e.CreatedAt.UTC(), "labels": labels,
-			"name_terms": nameTerms(e.Name, e.Summary), "name_words": terms(strings.Join(append([]string{e.Name}, e.Aliases...), " ")),
+			"name_terms": nameTerms(e.Name, e.Summary), "name_words": spaced(graph.Words(strings.Join(append([]string{e.Name}, e.Aliases...), " "))),
 			"aliases": nonNil(e.Aliases), "attributes": attributeProps(e.Attributes, nil),
 			"attribute_history": optList(graph.EncodeHistory(e.AttributeHistory)),
 		}
@@ -76,7 +76,7 @@ func attributesOf(p map[string]any) map[string]any {
 // nameTerms are an entity's words the exact search plan scores (name_terms): its name
 // and summary's.
 func nameTerms(name, summary string) string {
-	return terms(name + " " + summary)
+	return searchTerms(name + " " + summary)
 }
 
 func factRows(fs []*graph.Fact) []map[string]any {
@@ -86,7 +86,7 @@ func factRows(fs []*graph.Fact) []map[string]any {
 			"uuid": f.UUID, "name": f.Name, "fact": f.Fact, "source": f.SourceUUID, "target": f.TargetUUID,
 			"group_id": f.GroupID, "episodes": nonNil(f.Episodes), "fact_embedding": floats(f.FactEmbedding),
 			"created_at": f.CreatedAt.UTC(), "expired_at": optTime(f.ExpiredAt), "valid_at": optTime(f.ValidAt),
-			"invalid_at": optTime(f.InvalidAt), "fact_terms": terms(f.Name + " " + f.Fact),
+			"invalid_at": optTime(f.InvalidAt), "fact_terms": searchTerms(f.Name + " " + f.Fact),
 			"reference_time":   optTime(nonZero(f.ReferenceTime)),
 			"valid_at_assumed": f.StartAssumed, "overruled_valid_at": optTime(f.OverruledStart),
 			"conflicts": optList(f.Conflicts), "attributes": attributeProps(f.Attributes, nil), "note": nullable(f.Note),

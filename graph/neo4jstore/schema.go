@@ -101,12 +101,60 @@ func (db *DB) Migrate(ctx context.Context, dimensions int) error {
 			return err
 		}
 	}
+	if err := db.rewriteTerms(ctx); err != nil {
+		return err
+	}
 	version := migrations[len(migrations)-1].Version
 	if _, err := db.run(ctx, neo4j.AccessModeWrite, "schema_version_set", map[string]any{"version": version}); err != nil {
 		return err
 	}
 	db.log.InfoContext(ctx, "schema applied", "schema_version", version, "vector_dimensions", dimensions, "neo4j_version", server)
 	return nil
+}
+
+// termsRule names the rule stored search terms are made by (terms.Of: Snowball
+// English stems). A start that finds the database's terms recorded under another
+// rule, or none, rewrites every item's terms before it serves; items an older memgate
+// writes during a rolling upgrade keep that one's terms until they are written again.
+const termsRule = "snowball-english"
+
+// termsBatch is how many items a transaction of the rewrite writes.
+const termsBatch = 2000
+
+// rewriteTerms rewrites the stored search terms of every episode, entity and fact by
+// termsRule, unless the database records that rule already.
+func (db *DB) rewriteTerms(ctx context.Context) error {
+	records, err := db.run(ctx, neo4j.AccessModeWrite, "schema_terms", nil)
+	if err != nil {
+		return err
+	}
+	if len(records) > 0 && records[0].Values[0] == termsRule {
+		return nil
+	}
+	for _, kind := range []string{"episode", "entity", "fact"} {
+		written := 0
+		for after := ""; ; {
+			batch, err := db.run(ctx, neo4j.AccessModeRead, "terms_backfill_read", map[string]any{"kind": kind, "after": after, "limit": int64(termsBatch)})
+			if err != nil {
+				return err
+			}
+			if len(batch) == 0 {
+				break
+			}
+			rows := make([]map[string]any, len(batch))
+			for i, r := range batch {
+				after = str(r.Values[0])
+				rows[i] = map[string]any{"uuid": after, "text": r.Values[1], "terms": searchTerms(str(r.Values[1]))}
+			}
+			if _, err := db.run(ctx, neo4j.AccessModeWrite, "terms_backfill_write", map[string]any{"kind": kind, "rows": rows}); err != nil {
+				return err
+			}
+			written += len(rows)
+		}
+		db.log.InfoContext(ctx, "search terms rewritten", "kind", kind, "items", written, "terms", termsRule)
+	}
+	_, err = db.run(ctx, neo4j.AccessModeWrite, "schema_terms_set", map[string]any{"terms": termsRule})
+	return err
 }
 
 // episodeIndexWait bounds how long a start waits for a rebuilt episode_content index

@@ -260,3 +260,62 @@ func TestDB_Migrate_WebhookFollows(t *testing.T) {
 		t.Errorf("%d deliveries of the memory's memory.done to the webhook, want 1", n)
 	}
 }
+
+// TestDB_Migrate_RewritesTerms: an episode, an entity and a fact stored with the words
+// an earlier memgate wrote (no stems) get their search terms again at the first start
+// that finds the terms recorded under another rule, and search then finds them by
+// another form of a word; a start finding the rule recorded rewrites nothing.
+func TestDB_Migrate_RewritesTerms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx := context.Background()
+	db := neo4jtest.DB(t)
+	run := "terms-" + time.Now().Format("150405.000000")
+	neo4jtest.Forget(t, run)
+	group := "agent-" + run + "-private"
+	old := " she  was  painting  activities " // words, as stored before stems
+	if err := neo4jtest.Run(neo4jtest.URI(t), `
+		MATCH (s:MemgateSchema {id: 'memgate'}) REMOVE s.terms
+		CREATE (e:Episodic {uuid: $run + '-e', group_id: $g, agent_id: $run, content: 'She was painting activities',
+		        content_terms: $old, created_at: datetime(), valid_at: datetime(), status: 'done'})
+		CREATE (a:Entity {uuid: $run + '-a', group_id: $g, name: 'Painting activities', summary: '', name_terms: $old})
+		CREATE (b:Entity {uuid: $run + '-b', group_id: $g, name: 'Studio', summary: '', name_terms: ' studio '})
+		CREATE (a)-[:RELATES_TO {uuid: $run + '-f', group_id: $g, name: 'HELD_AT', fact: 'Painting activities held at the studio',
+		        fact_terms: $old, created_at: datetime(), episodes: [$run + '-e']}]->(b)`,
+		map[string]any{"run": run, "g": group, "old": old}); err != nil {
+		t.Fatal(err)
+	}
+	vis := graph.Visible{GroupIDs: []string{group}}
+	before, err := db.SearchEpisodes(ctx, "what did she paint", vis, graph.SearchFilter{}, 10)
+	if err != nil || len(before) != 0 {
+		t.Fatalf("before the rewrite: %d found (%v), want none: the stored words are not stems", len(before), err)
+	}
+	if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"MATCH (e:Episodic {uuid: $run + '-e'}) WHERE e.content_terms = $want RETURN count(e)":       " she  was  paint  activ ",
+		"MATCH (n:Entity {uuid: $run + '-a'}) WHERE n.name_terms = $want RETURN count(n)":            " paint  activ ",
+		"MATCH ()-[r:RELATES_TO {uuid: $run + '-f'}]->() WHERE r.fact_terms = $want RETURN count(r)": " held  at  paint  activ  held  at  the  studio ",
+	} {
+		if neo4jtest.Count(t, q, map[string]any{"run": run, "want": want}) != 1 {
+			t.Errorf("%s: not the stems %q", q, want)
+		}
+	}
+	after, err := db.SearchEpisodes(ctx, "what did she paint", vis, graph.SearchFilter{}, 10)
+	if err != nil || len(after) != 1 {
+		t.Fatalf("after the rewrite: %d found (%v), want the episode", len(after), err)
+	}
+	// Recorded: the next start leaves the terms as they are, even ones written otherwise.
+	if err := neo4jtest.Run(neo4jtest.URI(t), "MATCH (e:Episodic {uuid: $run + '-e'}) SET e.content_terms = $old",
+		map[string]any{"run": run, "old": old}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, neo4jtest.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	if neo4jtest.Count(t, "MATCH (e:Episodic {uuid: $run + '-e'}) WHERE e.content_terms = $old RETURN count(e)", map[string]any{"run": run, "old": old}) != 1 {
+		t.Errorf("a start with the rule recorded rewrote the terms %q", old)
+	}
+}

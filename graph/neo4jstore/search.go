@@ -8,6 +8,7 @@ import (
 
 	"github.com/memgate/memgate/cypher"
 	"github.com/memgate/memgate/graph"
+	"github.com/memgate/memgate/graph/terms"
 )
 
 // The plans of the search queries. Text search reads the visible items itself up to
@@ -91,11 +92,11 @@ var textFields = map[string][]string{
 // words BM25 counts over the visible set (_bm25), which scores at most exactMax
 // visible items itself. No records when the text has no word.
 func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]*neo4j.Record, error) {
-	words := graph.QueryWords(text)
+	words := terms.Query(text)
 	if err := enumerated(vis); err != nil || len(words) == 0 || len(vis.GroupIDs) == 0 {
 		return nil, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"query": cypher.LuceneWords(textFields[name], words, vis.GroupIDs),
+	params := searchParams(vis, f, limit, map[string]any{"query": cypher.LuceneStems(textFields[name], words, vis.GroupIDs),
 		"words": textParam(words), "exact_max": int64(exactMax)})
 	return db.run(ctx, neo4j.AccessModeRead, name, params)
 }
@@ -150,7 +151,7 @@ func (db *DB) SearchSmall(ctx context.Context, q graph.Retrieval, vis graph.Visi
 	if err := enumerated(vis); err != nil || len(vis.GroupIDs) == 0 {
 		return &graph.Found{}, err
 	}
-	params := searchParams(vis, f, limit, map[string]any{"words": textParam(graph.QueryWords(q.Text)),
+	params := searchParams(vis, f, limit, map[string]any{"words": textParam(terms.Query(q.Text)),
 		"embedding": floats(q.Vector), "exact_max": int64(exactSearchMax),
 		"facts": q.Facts, "entities": q.Entities, "episodes": q.Episodes})
 	records, err := db.run(ctx, neo4j.AccessModeRead, "search_small", params)

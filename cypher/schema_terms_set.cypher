@@ -1,0 +1,3 @@
+// Records that every stored search term is of rule $terms.
+MERGE (s:MemgateSchema {id: 'memgate'})
+SET s.terms = $terms
