@@ -154,9 +154,10 @@ func lineSpeakers(lines []string) []string {
 // unprefixed is the speaker of text no "Name (role):" prefix attributes.
 const unprefixed = "\x00"
 
-// correcting opens a sentence that restates something as it is: "Actually, I work at
-// Initech", "Correction: ...", "I meant ...", "Sorry, I meant ...".
-var correcting = regexp.MustCompile(`(?i)(?:^|[.!?:\n]\s*|\):\s*)(?:(?:oh\s+)?(?:wait|sorry)[,.!]?\s+)*(?:actually\s*,|correction\b|i\s+meant\b|to\s+correct\b)`)
+// correcting opens a sentence (or a line after its "Name (role):") that restates
+// something as it is: "Actually, I work at Initech", "Correction: ...", "I meant ...",
+// "Sorry, I meant ...".
+var correcting = regexp.MustCompile(`(?i)(?:^|[.!?:\n]\s*)(?:(?:oh\s+)?(?:wait|sorry)[,.!]?\s+)*(?:actually\s*,|correction\b|i\s+meant\b|to\s+correct\b)`)
 
 // adding marks a statement made beside what holds, not in its place.
 var adding = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|again)\b`)

@@ -88,9 +88,9 @@ var textFields = map[string][]string{
 }
 
 // textSearch runs a text query (episode_, fact_ or entity_search_text) with the query's
-// words twice: as the fulltext query that finds the items holding them, and as the
-// words BM25 counts over the visible set (_bm25), which scores at most exactMax
-// visible items itself. No records when the text has no word.
+// terms (terms.Query) twice: as the fulltext query that finds the items holding a form
+// of them, and as the terms BM25 counts over the visible set (_bm25), which scores at
+// most exactMax visible items itself. No records when the text has no word.
 func (db *DB) textSearch(ctx context.Context, name, text string, vis graph.Visible, f graph.SearchFilter, limit, exactMax int) ([]*neo4j.Record, error) {
 	words := terms.Query(text)
 	if err := enumerated(vis); err != nil || len(words) == 0 || len(vis.GroupIDs) == 0 {
