@@ -46,7 +46,7 @@ var (
 	signedIntroduction = regexp.MustCompile(`^(?:(?i:hi|hey|hello|merhaba|hola|aloha)[,!.]*\s+)?([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)(?:\s+here\b|\s*[.,—–-])`)
 	// firstPerson is what comes before a name when the speaker is the subject: "I",
 	// then adverbs and auxiliaries ("I have just joined", "I recently moved to").
-	firstPerson = regexp.MustCompile(`(?i)(?:^|[\s,;:])(?:i|i've|i’ve|i'm|i’m)\s+(?:(?:have|has|had|am|just|recently|now|finally|also|officially|then)\s+)*(.*)$`)
+	firstPerson = regexp.MustCompile(`(?i)(?:^|[\s,;:])(?:i|i've|i’ve|i'm|i’m|we|we've|we’ve|we're|we’re)\s+(?:(?:have|has|had|am|are|just|recently|now|finally|also|officially|then)\s+)*(.*)$`)
 	// relation rules: a verb phrase between two names (or after "I").
 	rules = []struct {
 		re       *regexp.Regexp

@@ -320,3 +320,19 @@ func TestHeuristic_Retraction(t *testing.T) {
 		t.Errorf("facts %q, want %q", got, want)
 	}
 }
+
+// TestHeuristic_We: the speaker's "we" states what holds of the speaker, as "I" does.
+func TestHeuristic_We(t *testing.T) {
+	x, err := extract.Heuristic{}.Extract(context.Background(), &graph.Episode{ValidAt: time.Now(),
+		Content: "Priya (user): we're moving to Denver in August. We live in Tucson now, and we met Arjun there.\nassistant: we are glad to help in Boston."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range x.Facts {
+		got = append(got, f.Source+" "+f.Relation+" "+f.Target)
+	}
+	if want := "Priya LIVES_IN Denver; Priya LIVES_IN Tucson; Priya KNOWS Arjun"; strings.Join(got, "; ") != want {
+		t.Errorf("facts %q, want %q", got, want)
+	}
+}
